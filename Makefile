@@ -1,0 +1,42 @@
+# Evidence Workbench. `make run` and `make test` do all the set-up on first use.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Django 6.1 needs Python 3.12 or newer; take the first one this machine has.
+PYTHON ?= $(shell for p in python3.13 python3.12 /root/.pyenv/versions/3.13*/bin/python3.13 /root/.pyenv/versions/3.12*/bin/python3.12 /usr/bin/python3.13 /usr/bin/python3.12 python3; do \
+	$$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo $$p; break; }; done)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_WORKERS ?= auto
+
+.PHONY: run test test-fast lint bench demo-compile clean
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## run: migrate the embedded SQLite database, load the demo workspace and serve on 127.0.0.1:8000
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+## test: the whole suite, in parallel (browser tests run when /usr/bin/chromium exists)
+test: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python bench/compile_scale.py
+
+demo-compile: $(STAMP)
+	$(BIN)/python -m compiler compile examples/atlas.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,130 @@
+"""Pass 4, admit: authorisation, applicability and evidence class, for every candidate.
+
+The checks run in this order and the first failure names the rejection:
+
+| reason                 | detail          | the candidate fails when                               |
+| ---------------------- | --------------- | ------------------------------------------------------ |
+| not_authorised         | denied          | the principal, the delegated service or an effective    |
+|                        |                 | role is denied (deny dominates every allow)             |
+| not_authorised         | role            | no effective role is allowed                            |
+| not_authorised         | purpose         | the request's purpose is not allowed                    |
+| not_applicable         | entity          | it concerns another entity                              |
+| not_applicable         | not_yet_valid   | its validity starts after the decision date             |
+| not_applicable         | expired         | its last valid day is before the decision date          |
+| not_applicable         | superseded      | it is marked superseded, or the candidate that          |
+|                        |                 | supersedes it is in force on the decision date          |
+| wrong_evidence_class   | —               | it speaks to propositions of the contract, none of      |
+|                        |                 | which accepts its class; or it is evidence for nothing  |
+|                        |                 | the contract asks                                       |
+
+What passes is the admitted universe U. Relevance plays no part here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .codes import Detail, OrderRole, Outcome, Pass, Reason
+from .models import Candidate, Contract, Request
+from .resolve import Resolution
+from .trace import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    admitted: list[Candidate]
+    """U, in id order."""
+    rejected: dict[str, tuple[Reason, Detail | None]]
+    speaks_to: dict[str, frozenset[str]]
+    """For each admitted candidate, the propositions its class lets it support or contradict."""
+
+
+def accepted_classes(contract: Contract) -> dict[str, frozenset[str]]:
+    return {p.key: frozenset(p.accepted_classes) for p in contract.propositions}
+
+
+def in_force(candidate: Candidate, on: dt.date) -> bool:
+    return candidate.valid_from <= on and (candidate.valid_to is None or on <= candidate.valid_to)
+
+
+def admit(
+    candidates: Sequence[Candidate],
+    by_id: Mapping[str, Candidate],
+    request: Request,
+    resolution: Resolution,
+    contract: Contract,
+    trace: Trace,
+) -> Admission:
+    roles = resolution.effective_roles
+    denied_principals = {request.principal}
+    if request.delegation is not None:
+        denied_principals.add(request.delegation.service)
+    purpose = request.purpose
+    entity = resolution.entity
+    on = request.decision_date
+    accepted = accepted_classes(contract)
+
+    admitted: list[Candidate] = []
+    rejected: dict[str, tuple[Reason, Detail | None]] = {}
+    speaks_to: dict[str, frozenset[str]] = {}
+    entries = trace.entries
+    admit_pass, rejected_outcome = Pass.ADMIT, Outcome.REJECTED
+
+    for c in candidates:
+        failure: tuple[Reason, Detail | None] | None = None
+        if (c.denied_principals and not denied_principals.isdisjoint(c.denied_principals)) or (
+            c.denied_roles and not roles.isdisjoint(c.denied_roles)
+        ):
+            failure = (Reason.NOT_AUTHORISED, Detail.DENIED)
+        elif roles.isdisjoint(c.allowed_roles):
+            failure = (Reason.NOT_AUTHORISED, Detail.ROLE)
+        elif purpose not in c.allowed_purposes:
+            failure = (Reason.NOT_AUTHORISED, Detail.PURPOSE)
+        elif c.entity != entity:
+            failure = (Reason.NOT_APPLICABLE, Detail.ENTITY)
+        elif on < c.valid_from:
+            failure = (Reason.NOT_APPLICABLE, Detail.NOT_YET_VALID)
+        elif c.valid_to is not None and on > c.valid_to:
+            failure = (Reason.NOT_APPLICABLE, Detail.EXPIRED)
+        elif c.superseded or (
+            c.superseded_by is not None and in_force(by_id[c.superseded_by], on)
+        ):
+            failure = (Reason.NOT_APPLICABLE, Detail.SUPERSEDED)
+        else:
+            typed = _typed_propositions(c, accepted)
+            if typed is None:
+                failure = (Reason.WRONG_EVIDENCE_CLASS, None)
+            else:
+                speaks_to[c.id] = typed
+
+        if failure is None:
+            admitted.append(c)
+            entries.append(
+                {"id": c.id, "pass": admit_pass, "outcome": Outcome.ADMITTED,
+                 "reason": None, "detail": None}
+            )
+        else:
+            rejected[c.id] = failure
+            entries.append(
+                {"id": c.id, "pass": admit_pass, "outcome": rejected_outcome,
+                 "reason": failure[0], "detail": failure[1]}
+            )
+    return Admission(admitted=admitted, rejected=rejected, speaks_to=speaks_to)
+
+
+def _typed_propositions(
+    c: Candidate, accepted: Mapping[str, frozenset[str]]
+) -> frozenset[str] | None:
+    """The contract propositions this candidate may speak to, or None if it must be rejected.
+
+    A weak class never promotes a slot: a candidate that speaks only to propositions that do not
+    accept its class is rejected however relevant or well worded it is. Context that speaks to
+    no proposition (instructions, the task, tools) is admitted when its role is not evidence.
+    """
+    named = [p for p in (*c.supports, *c.contradicts) if p in accepted]
+    if not named:
+        return None if c.role is OrderRole.EVIDENCE else frozenset()
+    typed = frozenset(p for p in named if c.evidence_class in accepted[p])
+    return typed or None

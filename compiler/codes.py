@@ -1,0 +1,102 @@
+"""Every state, role, pass name, reason and refusal the compiler can emit.
+
+They are string enums so that they serialise as the plain codes of DESIGN.md and compare equal
+to those strings in tests and in the workbench.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class SlotState(StrEnum):
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    UNKNOWN = "unknown"
+
+
+class SlotReason(StrEnum):
+    ACCEPTED_EVIDENCE = "accepted_evidence"
+    SOURCES_DISAGREE = "sources_disagree"
+    NO_ADMISSIBLE_EVIDENCE = "no_admissible_evidence"
+    EVIDENCE_OVER_BUDGET = "evidence_over_budget"
+
+
+class OrderRole(StrEnum):
+    INSTRUCTION = "instruction"
+    TASK = "task"
+    STATE = "state"
+    EVIDENCE = "evidence"
+    SUPPORT = "support"
+    TOOL = "tool"
+
+
+class Requirement(StrEnum):
+    MANDATORY = "mandatory"
+    REQUIRED = "required"
+    PREFERRED = "preferred"
+    DISCRETIONARY = "discretionary"
+
+
+class Pass(StrEnum):
+    PARSE = "parse"
+    RESOLVE = "resolve"
+    TYPE_CHECK = "type-check"
+    ADMIT = "admit"
+    PLAN = "plan"
+    ATTEST = "attest"
+
+
+class Reason(StrEnum):
+    """Why a candidate is not in the packet."""
+
+    NOT_AUTHORISED = "not_authorised"
+    NOT_APPLICABLE = "not_applicable"
+    WRONG_EVIDENCE_CLASS = "wrong_evidence_class"
+    BELOW_MIN_RELEVANCE = "below_min_relevance"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    NOT_NEEDED_FOR_CONTRACT = "not_needed_for_contract"
+    DEPENDENCY_MISSING = "dependency_missing"
+
+
+class Detail(StrEnum):
+    """The finer cause under `not_authorised` and `not_applicable`."""
+
+    ROLE = "role"
+    PURPOSE = "purpose"
+    DENIED = "denied"
+    ENTITY = "entity"
+    NOT_YET_VALID = "not_yet_valid"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+
+
+class RefusalReason(StrEnum):
+    ENTITY_UNRESOLVED = "entity_unresolved"
+    ENTITY_AMBIGUOUS = "entity_ambiguous"
+    DELEGATION_INVALID = "delegation_invalid"
+    DECISION_TYPE_MISMATCH = "decision_type_mismatch"
+    PURPOSE_NOT_PERMITTED = "purpose_not_permitted"
+    MANDATORY_OVER_BUDGET = "mandatory_over_budget"
+    REQUIRED_GROUP_UNSATISFIED = "required_group_unsatisfied"
+    NAMED_NOT_ADMISSIBLE = "named_not_admissible"
+    INVARIANT_VIOLATED = "invariant_violated"
+
+
+class Outcome(StrEnum):
+    """What a pass decided about one candidate (or, with no id, about the request)."""
+
+    RESOLVED = "resolved"
+    CHECKED = "checked"
+    ADMITTED = "admitted"
+    REJECTED = "rejected"
+    SELECTED = "selected"
+    DROPPED = "dropped"
+    REFUSED = "refused"
+    ATTESTED = "attested"
+
+
+class Result(StrEnum):
+    COMPILED = "compiled"
+    REFUSED = "refused"
+    INVALID = "invalid"

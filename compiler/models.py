@@ -1,0 +1,335 @@
+"""The compiler's interchange shapes: frozen pydantic models with the field names of DESIGN.md.
+
+Field-level problems (a negative token count, a relevance outside [0, 1], a `valid_to` before
+`valid_from`) are reported by pydantic for every candidate at once; problems that span several
+candidates (duplicate ids, dangling dependencies, a required group that mixes requirement
+classes, a mismatched policy) are found by `validation.cross_reference_problems` on the raw
+document and merged into the same `ValidationError`, so one call lists everything wrong.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal, TypedDict
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from .codes import OrderRole, Requirement, Result, SlotReason, SlotState
+
+DEFAULT_ROLE_ORDER: tuple[OrderRole, ...] = tuple(OrderRole)
+
+Identifier = Annotated[str, Field(min_length=1)]
+Tokens = Annotated[int, Field(ge=0)]
+Score = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --------------------------------------------------------------------------- input
+
+
+class Delegation(Frozen):
+    service: Identifier
+    on_behalf_of: Identifier
+    scopes: tuple[str, ...]
+    valid_from: dt.date
+    valid_to: dt.date | None = None
+    revoked: bool = False
+
+    @model_validator(mode="after")
+    def _interval(self) -> Delegation:
+        if self.valid_to is not None and self.valid_to < self.valid_from:
+            raise ValueError("delegation valid_to is before its valid_from")
+        return self
+
+
+class PolicyRef(Frozen):
+    name: Identifier
+    version: int
+
+
+class Request(Frozen):
+    decision_type: Identifier
+    principal: Identifier
+    roles: tuple[str, ...]
+    purpose: Identifier
+    entity: Identifier
+    decision_date: dt.date
+    token_budget: Tokens
+    delegation: Delegation | None = None
+    named: tuple[str, ...] = ()
+    expected_policy: PolicyRef | None = None
+
+
+class Proposition(Frozen):
+    key: Identifier
+    accepted_classes: tuple[str, ...]
+    required: bool = True
+    max_items: int = Field(1, ge=1)
+    description: str = ""
+
+    @field_validator("accepted_classes")
+    @classmethod
+    def _distinct_classes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        seen = [c for i, c in enumerate(value) if c in value[:i]]
+        if seen:
+            raise ValueError(f"accepted class '{seen[0]}' is listed twice")
+        return value
+
+
+class Policy(Frozen):
+    """The assembly policy. Every field is read by the planner; unsupported values are refused."""
+
+    name: Identifier = "default"
+    version: int = Field(1, ge=1)
+    min_relevance: Score = 0.0
+    mandatory_form: Literal["cheapest"] = "cheapest"
+    role_order: tuple[OrderRole, ...] = DEFAULT_ROLE_ORDER
+    on_overrun: Literal["drop_last_discretionary"] = "drop_last_discretionary"
+
+    @field_validator("role_order")
+    @classmethod
+    def _permutation(cls, value: tuple[OrderRole, ...]) -> tuple[OrderRole, ...]:
+        if sorted(value) != sorted(OrderRole):
+            names = ", ".join(OrderRole)
+            raise ValueError(f"role_order must list each of {names} exactly once")
+        return value
+
+
+class Contract(Frozen):
+    decision_type: Identifier
+    version: str
+    purposes: tuple[str, ...]
+    propositions: tuple[Proposition, ...]
+    policy: Policy = Policy()
+
+    @field_validator("propositions")
+    @classmethod
+    def _distinct_keys(cls, value: tuple[Proposition, ...]) -> tuple[Proposition, ...]:
+        keys = [p.key for p in value]
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise ValueError(f"proposition key '{twice[0]}' is used more than once")
+        return value
+
+    def proposition(self, key: str) -> Proposition | None:
+        return next((p for p in self.propositions if p.key == key), None)
+
+
+class Directory(Frozen):
+    entities: dict[str, tuple[str, ...]] = {}
+    role_parents: dict[str, tuple[str, ...]] = {}
+
+
+class Form(Frozen):
+    rank: int = Field(ge=0)
+    tokens: Tokens
+    content: str
+
+
+class Source(Frozen):
+    kind: str
+    ref: str
+
+
+class Candidate(Frozen):
+    id: Identifier
+    entity: Identifier
+    allowed_roles: tuple[str, ...]
+    allowed_purposes: tuple[str, ...]
+    denied_roles: tuple[str, ...] = ()
+    denied_principals: tuple[str, ...] = ()
+    evidence_class: Identifier
+    supports: tuple[str, ...]
+    contradicts: tuple[str, ...] = ()
+    valid_from: dt.date
+    valid_to: dt.date | None = None
+    superseded: bool = False
+    superseded_by: str | None = None
+    tokens: Tokens
+    relevance: Score
+    content: str
+    role: OrderRole = OrderRole.EVIDENCE
+    requirement: Requirement = Requirement.PREFERRED
+    forms: tuple[Form, ...] = ()
+    floor: int | None = Field(None, ge=0)
+    depends_on: tuple[str, ...] = ()
+    group: str | None = None
+    group_required: bool = False
+    source: Source | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Candidate:
+        if self.valid_to is not None and self.valid_to < self.valid_from:
+            raise ValueError(
+                f"valid_to {self.valid_to} is before valid_from {self.valid_from}"
+            )
+        ranks = [f.rank for f in self.forms]
+        if len(set(ranks)) != len(ranks):
+            raise ValueError("two forms share one rank")
+        if self.floor is not None and self.floor > self.full_rank:
+            raise ValueError(
+                f"floor {self.floor} is above the full form's rank {self.full_rank}"
+            )
+        if self.group_required and self.group is None:
+            raise ValueError("group_required is set but the candidate names no group")
+        if self.id in self.depends_on:
+            raise ValueError("a candidate cannot depend on itself")
+        return self
+
+    @property
+    def full_rank(self) -> int:
+        """The candidate's own content is its fullest form, ranked above every listed form."""
+        return max((f.rank for f in self.forms), default=-1) + 1
+
+    def allowed_forms(self) -> list[Form]:
+        """Every representation at or above the floor, cheapest first."""
+        full = Form(rank=self.full_rank, tokens=self.tokens, content=self.content)
+        floor = self.floor or 0
+        forms = [f for f in (*self.forms, full) if f.rank >= floor]
+        return sorted(forms, key=lambda f: (f.tokens, -f.rank))
+
+
+class CompileInput(Frozen):
+    request: Request
+    contract: Contract
+    directory: Directory = Directory()
+    candidates: tuple[Candidate, ...]
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _every_problem_at_once(cls, data: Any, handler: Any) -> CompileInput:
+        if isinstance(data, CompileInput):
+            return data
+        from .validation import cross_reference_problems
+
+        problems: list[InitErrorDetails] = []
+        model = None
+        try:
+            model = handler(data)
+        except ValidationError as exc:
+            problems.extend(
+                InitErrorDetails(
+                    type=PydanticCustomError(e["type"], _escape(e["msg"])),
+                    loc=e["loc"],
+                    input=e.get("input"),
+                )
+                for e in exc.errors()
+            )
+        problems.extend(
+            InitErrorDetails(
+                type=PydanticCustomError("invalid_reference", _escape(msg)), loc=loc, input=None
+            )
+            for loc, msg in cross_reference_problems(data)
+        )
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        assert model is not None
+        return model
+
+
+def _escape(message: str) -> str:
+    # PydanticCustomError treats {name} as a placeholder.
+    return message.replace("{", "{{").replace("}", "}}")
+
+
+# --------------------------------------------------------------------------- output
+
+
+# "pass" is a Python keyword, so the trace entry is declared in the functional form.
+TraceEntry = TypedDict(
+    "TraceEntry",
+    {"id": str | None, "pass": str, "outcome": str, "reason": str | None, "detail": str | None},
+)
+
+
+class Rejection(TypedDict):
+    id: str
+    reason: str
+    detail: str | None
+
+
+class PacketItem(Frozen):
+    id: str
+    role: OrderRole
+    form_rank: int
+    tokens: int
+    content: str
+    evidence_class: str
+    requirement: Requirement
+    supports: tuple[str, ...] = ()
+    contradicts: tuple[str, ...] = ()
+
+
+class Slot(Frozen):
+    proposition: str
+    state: SlotState
+    resource_ids: tuple[str, ...]
+    reason: SlotReason
+    required: bool
+
+
+class ContractRef(Frozen):
+    decision_type: str
+    version: str
+    sha256: str
+
+
+class NormalisedRequest(Frozen):
+    decision_type: str
+    principal: str
+    roles: tuple[str, ...]
+    effective_roles: tuple[str, ...]
+    purpose: str
+    entity: str
+    entity_as_given: str
+    decision_date: dt.date
+    token_budget: int
+    delegation: Delegation | None
+    named: tuple[str, ...]
+
+
+class Refusal(Frozen):
+    pass_: str = Field(alias="pass", serialization_alias="pass")
+    reason: str
+    detail: str | None = None
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class CompileOutput(Frozen):
+    result: Result
+    plan_id: str | None = None
+    compiler_version: str
+    contract: ContractRef
+    request: NormalisedRequest | None = None
+    token_budget: int
+    tokens_used: int = 0
+    packet: tuple[PacketItem, ...] = ()
+    slots: tuple[Slot, ...] = ()
+    decision_ready: bool = False
+    blocking: tuple[str, ...] = ()
+    rejected: tuple[Rejection, ...] = ()
+    valid_until: dt.date | None = None
+    trace: tuple[TraceEntry, ...] = ()
+    refusal: Refusal | None = None
+
+    def slot(self, proposition: str) -> Slot:
+        return next(s for s in self.slots if s.proposition == proposition)
+
+    @property
+    def packet_ids(self) -> tuple[str, ...]:
+        return tuple(item.id for item in self.packet)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)

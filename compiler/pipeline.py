@@ -1,0 +1,47 @@
+"""`compile_input`: the six passes in order, and the one place refusals become output."""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+from .admit import admit
+from .attest import attest, contract_ref, normalised_request
+from .codes import Outcome, Result
+from .errors import Refused
+from .models import CompileInput, CompileOutput, Refusal
+from .parse import parse
+from .plan import plan
+from .resolve import Resolution, resolve
+from .trace import Trace
+from .typecheck import type_check
+from .version import COMPILER_VERSION
+
+
+def compile_input(document: CompileInput) -> CompileOutput:
+    """Compile one validated input. Pure: the same input, in any candidate order, gives the same
+    output; nothing is read from a clock, the network, a file or a random source."""
+    trace = Trace()
+    # Every later choice breaks ties on id, so sorting once makes the output order-independent.
+    candidates = sorted(document.candidates, key=attrgetter("id"))
+    by_id = {c.id: c for c in candidates}
+    resolution: Resolution | None = None
+    try:
+        parse(document, trace)
+        resolution = resolve(document.request, document.directory, trace)
+        type_check(document.request, document.contract, trace)
+        admission = admit(
+            candidates, by_id, document.request, resolution, document.contract, trace
+        )
+        planned = plan(document.request, document.contract, admission, by_id, trace)
+        return attest(document, by_id, resolution, admission, planned, trace)
+    except Refused as refused:
+        trace.add(refused.pass_, Outcome.REFUSED, reason=refused.reason, detail=refused.detail)
+        return CompileOutput(
+            result=Result.REFUSED,
+            compiler_version=COMPILER_VERSION,
+            contract=contract_ref(document),
+            request=normalised_request(document, resolution) if resolution else None,
+            token_budget=document.request.token_budget,
+            trace=tuple(trace.entries),
+            refusal=Refusal(pass_=refused.pass_, reason=refused.reason, detail=refused.detail),
+        )

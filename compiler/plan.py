@@ -1,0 +1,414 @@
+"""Pass 5, plan: choose the packet inside U, allocating the budget by evidential obligation.
+
+In order of obligation:
+
+1. Mandatory items and the items the request names, at their cheapest allowed form; then every
+   required group that has a member in U, whole. If they do not fit: `mandatory_over_budget`
+   (or `required_group_unsatisfied`).
+2. For each required proposition, in contract order: its best supporting item and, where U
+   holds one, its best contradicting item. "Best" is the precedence of the item's class in the
+   proposition's `accepted_classes`, then relevance, then fewer tokens, then id.
+3. Further supporting evidence up to each required proposition's `max_items`; then steps 2 and
+   3 again for the propositions that are not required. Corroborating items add no coverage, so
+   they need `min_relevance`. Evidence nobody asked for is `not_needed_for_contract`.
+4. Context that speaks to no proposition, by requirement class: required, then preferred, then
+   discretionary, each by relevance (the last two only at or above `min_relevance`).
+
+Steps 2-3 stop at the first unit that does not fit, so raising the budget can only lengthen the
+evidence that was chosen, never swap it: budget chooses within U and never takes support away.
+Discretionary context is added speculatively; when the rendered packet overruns, the policy's
+`on_overrun` drops the last discretionary item and tries again. Finally every item that is not
+mandatory takes the highest-ranked form the leftover budget allows (never below its floor).
+
+An item enters with its dependencies and its group, or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .admit import Admission
+from .codes import (
+    Detail,
+    OrderRole,
+    Outcome,
+    Pass,
+    Reason,
+    RefusalReason,
+    Requirement,
+    SlotReason,
+    SlotState,
+)
+from .errors import Refused
+from .models import Candidate, Contract, Form, Proposition, Request, Slot
+from .trace import Trace
+
+
+@dataclass(slots=True)
+class Placement:
+    candidate: Candidate
+    form: Form
+    mandatory: bool
+    order: int
+
+
+@dataclass(slots=True)
+class Plan:
+    packet: list[Placement]
+    rejected: dict[str, tuple[Reason, Detail | None]]
+    slots: list[Slot]
+    tokens_used: int
+    supporters: dict[str, list[Candidate]] = field(default_factory=dict)
+    contradictors: dict[str, list[Candidate]] = field(default_factory=dict)
+
+
+def plan(
+    request: Request,
+    contract: Contract,
+    admission: Admission,
+    by_id: Mapping[str, Candidate],
+    trace: Trace,
+) -> Plan:
+    return _Planner(request, contract, admission, by_id, trace).run()
+
+
+class _Planner:
+    def __init__(
+        self,
+        request: Request,
+        contract: Contract,
+        admission: Admission,
+        by_id: Mapping[str, Candidate],
+        trace: Trace,
+    ) -> None:
+        self.request = request
+        self.contract = contract
+        self.policy = contract.policy
+        self.budget = request.token_budget
+        self.admission = admission
+        self.by_id = by_id
+        self.trace = trace
+        self.universe = {c.id: c for c in admission.admitted}
+        self.placed: dict[str, Placement] = {}
+        self.used = 0
+        self.marks: dict[str, Reason] = {}
+        self.group_members: dict[str, list[str]] = {}
+        for c in by_id.values():
+            if c.group is not None:
+                self.group_members.setdefault(c.group, []).append(c.id)
+        self.cheapest: dict[str, Form] = {}
+        self.blocked: set[str] = set()  # in U, but a dependency or group member is not
+
+    # ------------------------------------------------------------------ units
+
+    def form_for(self, candidate: Candidate) -> Form:
+        form = self.cheapest.get(candidate.id)
+        if form is None:
+            form = candidate.allowed_forms()[0]
+            self.cheapest[candidate.id] = form
+        return form
+
+    def unit(self, head: Candidate) -> list[Candidate]:
+        """The head with everything that must travel with it, dependencies first."""
+        if not head.depends_on and head.group is None:
+            return [head]
+        ordered: list[Candidate] = []
+        seen: set[str] = set()
+
+        def visit(item_id: str) -> None:
+            if item_id in seen:
+                return
+            seen.add(item_id)
+            item = self.by_id[item_id]
+            for dependency in item.depends_on:
+                visit(dependency)
+            if item.group is not None:
+                for member in self.group_members[item.group]:
+                    visit(member)
+            ordered.append(item)
+
+        visit(head.id)
+        return ordered
+
+    def unit_cost(self, members: Iterable[Candidate]) -> int:
+        return sum(self.form_for(m).tokens for m in members if m.id not in self.placed)
+
+    def place(self, members: list[Candidate], *, mandatory: bool, why: str, about: str | None):
+        for member in members:
+            if member.id in self.placed:
+                continue
+            form = self.form_for(member)
+            self.placed[member.id] = Placement(member, form, mandatory, len(self.placed))
+            self.used += form.tokens
+            self.trace.add(Pass.PLAN, Outcome.SELECTED, member.id, why, about)
+
+    def mark(self, candidate: Candidate, reason: Reason) -> None:
+        # A budget shortfall explains more than a low score, which explains more than disuse.
+        current = self.marks.get(candidate.id)
+        if current is None or _MARK_STRENGTH[reason] > _MARK_STRENGTH[current]:
+            self.marks[candidate.id] = reason
+
+    # ------------------------------------------------------------------ steps
+
+    def run(self) -> Plan:
+        self.find_blocked()
+        self.place_obligations()
+        self.place_evidence()
+        self.place_context()
+        self.upgrade_forms()
+        return self.finish()
+
+    def find_blocked(self) -> None:
+        for c in self.admission.admitted:
+            if c.depends_on or c.group is not None:
+                if any(m.id not in self.universe for m in self.unit(c)):
+                    self.blocked.add(c.id)
+        for group, members in sorted(self.group_members.items()):
+            if not any(self.by_id[m].group_required for m in members):
+                continue
+            present = [m for m in members if m in self.universe]
+            if present and any(m in self.blocked or m not in self.universe for m in members):
+                raise Refused(Pass.PLAN, RefusalReason.REQUIRED_GROUP_UNSATISFIED, group)
+
+    def place_obligations(self) -> None:
+        for name in self.request.named:
+            if name not in self.universe:
+                rejection = self.admission.rejected.get(name)
+                detail = rejection[0] if rejection else "missing"
+                self.trace.add(Pass.PLAN, Outcome.REFUSED, name, "named", detail)
+                raise Refused(Pass.PLAN, RefusalReason.NAMED_NOT_ADMISSIBLE, detail)
+            if name in self.blocked:
+                self.trace.add(Pass.PLAN, Outcome.REFUSED, name, "named", "dependency_missing")
+                raise Refused(
+                    Pass.PLAN, RefusalReason.NAMED_NOT_ADMISSIBLE, Reason.DEPENDENCY_MISSING
+                )
+        heads = sorted(
+            {*self.request.named}
+            | {
+                c.id
+                for c in self.admission.admitted
+                if c.requirement is Requirement.MANDATORY and c.id not in self.blocked
+            }
+        )
+        for head in heads:
+            members = self.unit(self.universe[head])
+            self.place(members, mandatory=True, why="mandatory", about=None)
+        if self.used > self.budget:
+            raise Refused(
+                Pass.PLAN,
+                RefusalReason.MANDATORY_OVER_BUDGET,
+                f"needs {self.used} of {self.budget} tokens",
+            )
+        for group, members in sorted(self.group_members.items()):
+            in_universe = [self.universe[m] for m in members if m in self.universe]
+            if not in_universe or not any(c.group_required for c in in_universe):
+                continue
+            units = [m for c in in_universe for m in self.unit(c)]
+            if self.used + self.unit_cost(_distinct(units)) > self.budget:
+                raise Refused(Pass.PLAN, RefusalReason.REQUIRED_GROUP_UNSATISFIED, group)
+            mandatory = in_universe[0].requirement is Requirement.MANDATORY
+            self.place(_distinct(units), mandatory=mandatory, why="required_group", about=group)
+
+    def place_evidence(self) -> None:
+        speaks_to = self.admission.speaks_to
+        supporters: dict[str, list[Candidate]] = {p.key: [] for p in self.contract.propositions}
+        contradictors: dict[str, list[Candidate]] = {p.key: [] for p in self.contract.propositions}
+        for c in self.admission.admitted:
+            typed = speaks_to.get(c.id)
+            if not typed:
+                continue
+            for p in c.supports:
+                if p in typed:
+                    supporters[p].append(c)
+            for p in c.contradicts:
+                if p in typed:
+                    contradictors[p].append(c)
+        for proposition in self.contract.propositions:
+            precedence = {cls: i for i, cls in enumerate(proposition.accepted_classes)}
+
+            def best_first(c: Candidate, precedence: dict[str, int] = precedence):
+                return (precedence[c.evidence_class], -c.relevance, self.form_for(c).tokens, c.id)
+
+            supporters[proposition.key].sort(key=best_first)
+            contradictors[proposition.key].sort(key=best_first)
+        self.supporters, self.contradictors = supporters, contradictors
+
+        self.stopped = False
+        required = [p for p in self.contract.propositions if p.required]
+        optional = [p for p in self.contract.propositions if not p.required]
+        for proposition in required:
+            self.primary(proposition)
+        for proposition in required:
+            self.corroborate(proposition)
+        for proposition in optional:
+            self.primary(proposition)
+            self.corroborate(proposition)
+
+        for c in self.admission.admitted:
+            if speaks_to.get(c.id) and c.id not in self.placed:
+                self.mark(c, Reason.NOT_NEEDED_FOR_CONTRACT)
+
+    def offer_evidence(self, c: Candidate, why: str, proposition: str) -> bool:
+        if c.id in self.placed:
+            return True
+        if self.stopped:
+            self.mark(c, Reason.BUDGET_EXCEEDED)
+            return False
+        members = self.unit(c)
+        if self.used + self.unit_cost(members) > self.budget:
+            self.stopped = True
+            self.mark(c, Reason.BUDGET_EXCEEDED)
+            return False
+        self.place(members, mandatory=False, why=why, about=proposition)
+        return True
+
+    def usable(self, items: list[Candidate]) -> list[Candidate]:
+        return [c for c in items if c.id not in self.blocked]
+
+    def primary(self, proposition: Proposition) -> None:
+        key = proposition.key
+        supporters = self.usable(self.supporters[key])
+        if supporters and not any(c.id in self.placed for c in supporters):
+            self.offer_evidence(supporters[0], "support", key)
+        contradictors = self.usable(self.contradictors[key])
+        if contradictors and not any(c.id in self.placed for c in contradictors):
+            self.offer_evidence(contradictors[0], "contradiction", key)
+
+    def corroborate(self, proposition: Proposition) -> None:
+        key = proposition.key
+        supporters = self.usable(self.supporters[key])
+        count = sum(1 for c in supporters if c.id in self.placed)
+        for c in supporters:
+            if count >= proposition.max_items:
+                break
+            if c.id in self.placed:
+                continue
+            if c.relevance < self.policy.min_relevance:
+                self.mark(c, Reason.BELOW_MIN_RELEVANCE)
+                continue
+            self.offer_evidence(c, "corroboration", key)
+            count += 1
+
+    def place_context(self) -> None:
+        context = [
+            c
+            for c in self.admission.admitted
+            if not self.admission.speaks_to.get(c.id)
+            and c.id not in self.placed
+            and c.id not in self.blocked
+        ]
+        context.sort(key=lambda c: (-c.relevance, c.id))
+        floor = self.policy.min_relevance
+        for requirement in (Requirement.REQUIRED, Requirement.PREFERRED):
+            for c in context:
+                if c.requirement is not requirement or c.id in self.placed:
+                    continue
+                if requirement is not Requirement.REQUIRED and c.relevance < floor:
+                    self.mark(c, Reason.BELOW_MIN_RELEVANCE)
+                    continue
+                members = self.unit(c)
+                if self.used + self.unit_cost(members) > self.budget:
+                    self.mark(c, Reason.BUDGET_EXCEEDED)
+                    continue
+                self.place(members, mandatory=False, why=requirement, about=None)
+
+        speculative: list[list[str]] = []
+        for c in context:
+            if c.requirement is not Requirement.DISCRETIONARY or c.id in self.placed:
+                continue
+            if c.relevance < floor:
+                self.mark(c, Reason.BELOW_MIN_RELEVANCE)
+                continue
+            before = set(self.placed)
+            self.place(self.unit(c), mandatory=False, why=Requirement.DISCRETIONARY, about=None)
+            speculative.append([i for i in self.placed if i not in before])
+        self.resolve_overrun(speculative)
+
+    def resolve_overrun(self, speculative: list[list[str]]) -> None:
+        if self.policy.on_overrun != "drop_last_discretionary":  # pragma: no cover - validated
+            raise ValueError(f"unsupported on_overrun {self.policy.on_overrun!r}")
+        while self.used > self.budget and speculative:
+            for item_id in reversed(speculative.pop()):
+                placement = self.placed.pop(item_id)
+                self.used -= placement.form.tokens
+                self.mark(placement.candidate, Reason.BUDGET_EXCEEDED)
+                self.trace.add(Pass.PLAN, Outcome.DROPPED, item_id, Reason.BUDGET_EXCEEDED)
+
+    def upgrade_forms(self) -> None:
+        keep_cheapest = self.policy.mandatory_form == "cheapest"
+        for placement in self.placed.values():
+            if placement.mandatory and keep_cheapest:
+                continue
+            c = placement.candidate
+            if not c.forms:
+                continue
+            spare = self.budget - self.used + placement.form.tokens
+            best = max(
+                (f for f in c.allowed_forms() if f.tokens <= spare),
+                key=lambda f: f.rank,
+            )
+            self.used += best.tokens - placement.form.tokens
+            placement.form = best
+
+    # ------------------------------------------------------------------ result
+
+    def finish(self) -> Plan:
+        rejected: dict[str, tuple[Reason, Detail | None]] = {}
+        for c in self.admission.admitted:
+            if c.id in self.placed:
+                continue
+            if c.id in self.blocked:
+                reason = Reason.DEPENDENCY_MISSING
+            else:
+                reason = self.marks.get(c.id, Reason.NOT_NEEDED_FOR_CONTRACT)
+            rejected[c.id] = (reason, None)
+            self.trace.add(Pass.PLAN, Outcome.REJECTED, c.id, reason)
+        order = {role: i for i, role in enumerate(self.policy.role_order)}
+        packet = sorted(
+            self.placed.values(), key=lambda pl: (order[pl.candidate.role], pl.order)
+        )
+        slots = [self.slot(p) for p in self.contract.propositions]
+        return Plan(packet, rejected, slots, self.used, self.supporters, self.contradictors)
+
+    def slot(self, proposition: Proposition) -> Slot:
+        key = proposition.key
+        supporters = self.supporters[key]
+        contradictors = self.contradictors[key]
+        in_packet = [c.id for c in supporters if c.id in self.placed]
+        against = [c.id for c in contradictors if c.id in self.placed]
+        if contradictors:
+            state, reason, ids = SlotState.CONTRADICTED, SlotReason.SOURCES_DISAGREE, in_packet + against
+        elif in_packet:
+            state, reason, ids = SlotState.SUPPORTED, SlotReason.ACCEPTED_EVIDENCE, in_packet
+        elif any(self.marks.get(c.id) is Reason.BUDGET_EXCEEDED for c in supporters):
+            state, reason, ids = SlotState.UNKNOWN, SlotReason.EVIDENCE_OVER_BUDGET, []
+        else:
+            state, reason, ids = SlotState.UNKNOWN, SlotReason.NO_ADMISSIBLE_EVIDENCE, []
+        return Slot(
+            proposition=key,
+            state=state,
+            resource_ids=tuple(ids),
+            reason=reason,
+            required=proposition.required,
+        )
+
+
+_MARK_STRENGTH = {
+    Reason.NOT_NEEDED_FOR_CONTRACT: 0,
+    Reason.BELOW_MIN_RELEVANCE: 1,
+    Reason.BUDGET_EXCEEDED: 2,
+}
+
+
+def _distinct(items: list[Candidate]) -> list[Candidate]:
+    seen: set[str] = set()
+    out = []
+    for c in items:
+        if c.id not in seen:
+            seen.add(c.id)
+            out.append(c)
+    return out
+
+
+__all__ = ["Placement", "Plan", "plan", "OrderRole"]

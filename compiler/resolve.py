@@ -1,0 +1,79 @@
+"""Pass 2, resolve: aliases to a stable entity id, role inheritance, delegation.
+
+Owns the refusals `entity_unresolved`, `entity_ambiguous` and `delegation_invalid`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .codes import Outcome, Pass, RefusalReason
+from .errors import Refused
+from .models import Delegation, Directory, Request
+from .trace import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    entity: str
+    effective_roles: frozenset[str]
+
+
+def resolve(request: Request, directory: Directory, trace: Trace) -> Resolution:
+    entity = resolve_entity(request.entity, directory.entities)
+    trace.add(Pass.RESOLVE, Outcome.RESOLVED, item_id=entity, detail="entity")
+    roles = expand_roles(request.roles, directory.role_parents)
+    if request.delegation is not None:
+        check_delegation(request.delegation, request.principal, request.decision_date)
+        roles = roles & frozenset(request.delegation.scopes)
+        trace.add(Pass.RESOLVE, Outcome.RESOLVED, detail="delegation")
+    return Resolution(entity=entity, effective_roles=roles)
+
+
+def resolve_entity(name: str, entities: Mapping[str, Iterable[str]]) -> str:
+    """An entity id given directly wins; otherwise exactly one entity must carry the alias.
+
+    With no directory the name is taken as the id (the caller supplied stable ids).
+    """
+    if not entities or name in entities:
+        return name
+    wanted = name.casefold()
+    owners = sorted(
+        entity_id
+        for entity_id, aliases in entities.items()
+        if any(alias.casefold() == wanted for alias in aliases)
+    )
+    if not owners:
+        raise Refused(Pass.RESOLVE, RefusalReason.ENTITY_UNRESOLVED)
+    if len(owners) > 1:
+        raise Refused(Pass.RESOLVE, RefusalReason.ENTITY_AMBIGUOUS)
+    return owners[0]
+
+
+def expand_roles(roles: Iterable[str], parents: Mapping[str, Iterable[str]]) -> frozenset[str]:
+    """The roles with every role they inherit, through any depth; cycles are harmless."""
+    seen: set[str] = set()
+    pending = list(roles)
+    while pending:
+        role = pending.pop()
+        if role in seen:
+            continue
+        seen.add(role)
+        pending.extend(parents.get(role, ()))
+    return frozenset(seen)
+
+
+def check_delegation(delegation: Delegation, principal: str, on: dt.date) -> None:
+    if delegation.revoked:
+        problem = "revoked"
+    elif delegation.on_behalf_of != principal:
+        problem = "principal_mismatch"
+    elif on < delegation.valid_from:
+        problem = "not_yet_valid"
+    elif delegation.valid_to is not None and on > delegation.valid_to:
+        problem = "expired"
+    else:
+        return
+    raise Refused(Pass.RESOLVE, RefusalReason.DELEGATION_INVALID, problem)

@@ -1,0 +1,112 @@
+"""Problems that span several parts of a compile input, found on the raw document.
+
+They run on the raw JSON (not on validated models) so that they are reported together with
+pydantic's field errors: a document with a negative token count *and* a duplicate id lists
+both. Every check tolerates malformed parts, which pydantic reports on its own.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+Location = tuple[str | int, ...]
+Problem = tuple[Location, str]
+
+DEFAULT_POLICY_NAME = "default"
+DEFAULT_POLICY_VERSION = 1
+DEFAULT_REQUIREMENT = "preferred"
+
+
+def cross_reference_problems(document: Any) -> list[Problem]:
+    if not isinstance(document, Mapping):
+        return []
+    candidates = document.get("candidates")
+    problems: list[Problem] = []
+    if isinstance(candidates, list | tuple):
+        problems.extend(_candidate_problems(candidates))
+    problems.extend(_policy_problems(document))
+    return problems
+
+
+def _indexed(candidates: list[Any] | tuple[Any, ...]) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    for index, item in enumerate(candidates):
+        if isinstance(item, Mapping):
+            yield index, item
+
+
+def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Problem]:
+    first_index: dict[str, int] = {}
+    for index, item in _indexed(candidates):
+        item_id = item.get("id")
+        if not isinstance(item_id, str):
+            continue
+        if item_id in first_index:
+            yield (
+                ("candidates", index, "id"),
+                f"duplicate candidate id '{item_id}' (first used at candidates[{first_index[item_id]}])",
+            )
+        else:
+            first_index[item_id] = index
+
+    group_classes: dict[str, dict[str, int]] = defaultdict(dict)
+    required_groups: set[str] = set()
+    for index, item in _indexed(candidates):
+        for position, dependency in enumerate(_strings(item.get("depends_on"))):
+            if dependency not in first_index:
+                yield (
+                    ("candidates", index, "depends_on", position),
+                    f"depends on '{dependency}', which is not among the candidates",
+                )
+        replaced_by = item.get("superseded_by")
+        if isinstance(replaced_by, str) and replaced_by not in first_index:
+            yield (
+                ("candidates", index, "superseded_by"),
+                f"superseded_by names '{replaced_by}', which is not among the candidates",
+            )
+        group = item.get("group")
+        if isinstance(group, str):
+            requirement = item.get("requirement", DEFAULT_REQUIREMENT)
+            group_classes[group].setdefault(str(requirement), index)
+            if item.get("group_required") is True:
+                required_groups.add(group)
+
+    for group in sorted(required_groups):
+        classes = group_classes[group]
+        if len(classes) > 1:
+            index = max(classes.values())
+            names = ", ".join(sorted(classes))
+            yield (
+                ("candidates", index, "group"),
+                f"required group '{group}' spans more than one requirement class ({names})",
+            )
+
+
+def _policy_problems(document: Mapping[str, Any]) -> Iterator[Problem]:
+    request = document.get("request")
+    contract = document.get("contract")
+    if not isinstance(request, Mapping) or not isinstance(contract, Mapping):
+        return
+    expected = request.get("expected_policy")
+    if not isinstance(expected, Mapping):
+        return
+    policy = contract.get("policy")
+    policy = policy if isinstance(policy, Mapping) else {}
+    actual = (
+        policy.get("name", DEFAULT_POLICY_NAME),
+        policy.get("version", DEFAULT_POLICY_VERSION),
+    )
+    wanted = (expected.get("name"), expected.get("version"))
+    if wanted != actual:
+        yield (
+            ("request", "expected_policy"),
+            f"the request expects policy {wanted[0]!r} version {wanted[1]!r}, "
+            f"but the contract carries {actual[0]!r} version {actual[1]!r}",
+        )
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return []
