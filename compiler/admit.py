@@ -4,8 +4,9 @@ The checks run in this order and the first failure names the rejection:
 
 | reason                 | detail          | the candidate fails when                               |
 | ---------------------- | --------------- | ------------------------------------------------------ |
-| not_authorised         | denied          | the principal, the delegated service or an effective    |
-|                        |                 | role is denied (deny dominates every allow)             |
+| not_authorised         | denied          | the principal, the delegated service or a role of the   |
+|                        |                 | principal is denied (deny dominates every allow, and    |
+|                        |                 | a delegation's scopes never lift a deny)                |
 | not_authorised         | role            | no effective role is allowed                            |
 | not_authorised         | purpose         | the request's purpose is not allowed                    |
 | not_applicable         | entity          | it concerns another entity                              |
@@ -58,6 +59,9 @@ def admit(
     trace: Trace,
 ) -> Admission:
     roles = resolution.effective_roles
+    # Deny dominates across the delegation join: a delegation can only narrow what the
+    # principal may read, so a deny on any of the principal's own roles still applies.
+    denied_if = roles | resolution.principal_roles
     denied_principals = {request.principal}
     if request.delegation is not None:
         denied_principals.add(request.delegation.service)
@@ -75,7 +79,7 @@ def admit(
     for c in candidates:
         failure: tuple[Reason, Detail | None] | None = None
         if (c.denied_principals and not denied_principals.isdisjoint(c.denied_principals)) or (
-            c.denied_roles and not roles.isdisjoint(c.denied_roles)
+            c.denied_roles and not denied_if.isdisjoint(c.denied_roles)
         ):
             failure = (Reason.NOT_AUTHORISED, Detail.DENIED)
         elif roles.isdisjoint(c.allowed_roles):

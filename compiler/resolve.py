@@ -19,17 +19,21 @@ from .trace import Trace
 class Resolution:
     entity: str
     effective_roles: frozenset[str]
+    principal_roles: frozenset[str] = frozenset()
+    """The principal's own roles, expanded, before any delegation scoping: a deny on any of
+    them still applies when a service acts on the principal's behalf."""
 
 
 def resolve(request: Request, directory: Directory, trace: Trace) -> Resolution:
     entity = resolve_entity(request.entity, directory.entities)
     trace.add(Pass.RESOLVE, Outcome.RESOLVED, item_id=entity, detail="entity")
-    roles = expand_roles(request.roles, directory.role_parents)
+    expanded = expand_roles(request.roles, directory.role_parents)
+    roles = expanded
     if request.delegation is not None:
         check_delegation(request.delegation, request.principal, request.decision_date)
-        roles = roles & frozenset(request.delegation.scopes)
+        roles = expanded & frozenset(request.delegation.scopes)
         trace.add(Pass.RESOLVE, Outcome.RESOLVED, detail="delegation")
-    return Resolution(entity=entity, effective_roles=roles)
+    return Resolution(entity=entity, effective_roles=roles, principal_roles=expanded)
 
 
 def resolve_entity(name: str, entities: Mapping[str, Iterable[str]]) -> str:
