@@ -32,14 +32,29 @@ from .models import Candidate, Contract, Request
 from .resolve import Resolution
 from .trace import Trace
 
+Rejected = tuple[str, str | None]
+"""A rejection as (reason, detail) in plain strings: see `trace` on why not enum members."""
+
+_DENIED = (Reason.NOT_AUTHORISED.value, Detail.DENIED.value)
+_ROLE = (Reason.NOT_AUTHORISED.value, Detail.ROLE.value)
+_PURPOSE = (Reason.NOT_AUTHORISED.value, Detail.PURPOSE.value)
+_ENTITY = (Reason.NOT_APPLICABLE.value, Detail.ENTITY.value)
+_NOT_YET_VALID = (Reason.NOT_APPLICABLE.value, Detail.NOT_YET_VALID.value)
+_EXPIRED = (Reason.NOT_APPLICABLE.value, Detail.EXPIRED.value)
+_SUPERSEDED = (Reason.NOT_APPLICABLE.value, Detail.SUPERSEDED.value)
+_WRONG_CLASS = (Reason.WRONG_EVIDENCE_CLASS.value, None)
+
 
 @dataclass(frozen=True, slots=True)
 class Admission:
     admitted: list[Candidate]
     """U, in id order."""
-    rejected: dict[str, tuple[Reason, Detail | None]]
+    rejected: dict[str, Rejected]
     speaks_to: dict[str, frozenset[str]]
     """For each admitted candidate, the propositions its class lets it support or contradict."""
+    waiting: list[Candidate]
+    """Rejected only because they are not yet valid, or superseded by an item in force: the
+    candidates whose dates bound how long this admitted set stays the same."""
 
 
 def accepted_classes(contract: Contract) -> dict[str, frozenset[str]]:
@@ -71,42 +86,48 @@ def admit(
     accepted = accepted_classes(contract)
 
     admitted: list[Candidate] = []
-    rejected: dict[str, tuple[Reason, Detail | None]] = {}
+    rejected: dict[str, Rejected] = {}
     speaks_to: dict[str, frozenset[str]] = {}
+    waiting: list[Candidate] = []
     entries = trace.entries
-    admit_pass, rejected_outcome = Pass.ADMIT, Outcome.REJECTED
+    admit_pass, admitted_outcome, rejected_outcome = (
+        Pass.ADMIT.value, Outcome.ADMITTED.value, Outcome.REJECTED.value
+    )
 
     for c in candidates:
-        failure: tuple[Reason, Detail | None] | None = None
+        failure: Rejected | None = None
         if (c.denied_principals and not denied_principals.isdisjoint(c.denied_principals)) or (
             c.denied_roles and not denied_if.isdisjoint(c.denied_roles)
         ):
-            failure = (Reason.NOT_AUTHORISED, Detail.DENIED)
+            failure = _DENIED
         elif roles.isdisjoint(c.allowed_roles):
-            failure = (Reason.NOT_AUTHORISED, Detail.ROLE)
+            failure = _ROLE
         elif purpose not in c.allowed_purposes:
-            failure = (Reason.NOT_AUTHORISED, Detail.PURPOSE)
+            failure = _PURPOSE
         elif c.entity != entity:
-            failure = (Reason.NOT_APPLICABLE, Detail.ENTITY)
+            failure = _ENTITY
         elif on < c.valid_from:
-            failure = (Reason.NOT_APPLICABLE, Detail.NOT_YET_VALID)
+            failure = _NOT_YET_VALID
+            waiting.append(c)
         elif c.valid_to is not None and on > c.valid_to:
-            failure = (Reason.NOT_APPLICABLE, Detail.EXPIRED)
+            failure = _EXPIRED
         elif c.superseded or (
             c.superseded_by is not None and in_force(by_id[c.superseded_by], on)
         ):
-            failure = (Reason.NOT_APPLICABLE, Detail.SUPERSEDED)
+            failure = _SUPERSEDED
+            if not c.superseded:
+                waiting.append(c)
         else:
             typed = _typed_propositions(c, accepted)
             if typed is None:
-                failure = (Reason.WRONG_EVIDENCE_CLASS, None)
+                failure = _WRONG_CLASS
             else:
                 speaks_to[c.id] = typed
 
         if failure is None:
             admitted.append(c)
             entries.append(
-                {"id": c.id, "pass": admit_pass, "outcome": Outcome.ADMITTED,
+                {"id": c.id, "pass": admit_pass, "outcome": admitted_outcome,
                  "reason": None, "detail": None}
             )
         else:
@@ -115,7 +136,7 @@ def admit(
                 {"id": c.id, "pass": admit_pass, "outcome": rejected_outcome,
                  "reason": failure[0], "detail": failure[1]}
             )
-    return Admission(admitted=admitted, rejected=rejected, speaks_to=speaks_to)
+    return Admission(admitted, rejected, speaks_to, waiting)
 
 
 def _typed_propositions(

@@ -10,9 +10,9 @@ import datetime as dt
 import hashlib
 from collections.abc import Mapping
 
-from .admit import Admission, in_force
+from .admit import Admission
 from .canonical import sha256_hex
-from .codes import Detail, Outcome, Pass, RefusalReason, Result, SlotState
+from .codes import Outcome, Pass, RefusalReason, Result, SlotState
 from .errors import Refused
 from .models import (
     Candidate,
@@ -21,7 +21,6 @@ from .models import (
     ContractRef,
     NormalisedRequest,
     PacketItem,
-    Rejection,
 )
 from .plan import Plan
 from .resolve import Resolution
@@ -84,10 +83,12 @@ def attest(
         )
         for pl in planned.packet
     )
-    rejections = {**admission.rejected, **planned.rejected}
+    # Both lists are in id order already, so this sort is a linear merge of two runs.
     rejected = tuple(
-        Rejection(id=item_id, reason=reason, detail=detail)
-        for item_id, (reason, detail) in sorted(rejections.items())
+        {"id": item_id, "reason": reason, "detail": detail}
+        for item_id, (reason, detail) in sorted(
+            [*admission.rejected.items(), *planned.rejected.items()]
+        )
     )
     blocking = tuple(s.proposition for s in planned.slots if s.required and s.state != SlotState.SUPPORTED)
     admitted_digest = hashlib.sha256("\n".join(c.id for c in admission.admitted).encode()).hexdigest()
@@ -137,12 +138,12 @@ def valid_until(
     if delegation is not None and delegation.valid_to is not None:
         bounds.append(delegation.valid_to)
     day = dt.timedelta(days=1)
-    for item_id, (_, detail) in admission.rejected.items():
-        if detail is Detail.NOT_YET_VALID:
-            bounds.append(by_id[item_id].valid_from - day)
-        elif detail is Detail.SUPERSEDED and by_id[item_id].superseded_by is not None:
-            successor = by_id[by_id[item_id].superseded_by]
-            if in_force(successor, on) and successor.valid_to is not None:
+    for c in admission.waiting:
+        if on < c.valid_from:
+            bounds.append(c.valid_from - day)
+        else:
+            successor = by_id[c.superseded_by]  # type: ignore[index]
+            if successor.valid_to is not None:
                 bounds.append(successor.valid_to)
     for c in admission.admitted:
         if c.superseded_by is not None:

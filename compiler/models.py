@@ -209,19 +209,28 @@ class CompileInput(Frozen):
     @model_validator(mode="wrap")
     @classmethod
     def _every_problem_at_once(cls, data: Any, handler: Any) -> CompileInput:
+        """Validate with candidates in id order, reporting errors at the caller's indices.
+
+        Id order is the canonical order every pass works in; building the models in that order
+        also keeps a large pool's objects in memory in the order the passes walk them.
+        """
         if isinstance(data, CompileInput):
             return data
         from .validation import cross_reference_problems
 
+        order = _id_order(data)
+        ordered = data if order is None else {
+            **data, "candidates": [data["candidates"][i] for i in order]
+        }
         problems: list[InitErrorDetails] = []
         model = None
         try:
-            model = handler(data)
+            model = handler(ordered)
         except ValidationError as exc:
             problems.extend(
                 InitErrorDetails(
                     type=PydanticCustomError(e["type"], _escape(e["msg"])),
-                    loc=e["loc"],
+                    loc=_original_location(e["loc"], order),
                     input=e.get("input"),
                 )
                 for e in exc.errors()
@@ -233,9 +242,36 @@ class CompileInput(Frozen):
             for loc, msg in cross_reference_problems(data)
         )
         if problems:
+            problems.sort(key=lambda p: _location_key(p["loc"]))
             raise ValidationError.from_exception_data(cls.__name__, problems)
         assert model is not None
         return model
+
+
+def _id_order(data: Any) -> list[int] | None:
+    """Indices of the candidates sorted by id, or None when they cannot be sorted yet."""
+    if not isinstance(data, dict):
+        return None
+    candidates = data.get("candidates")
+    if not isinstance(candidates, list | tuple):
+        return None
+    ids = []
+    for item in candidates:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            return None
+        ids.append(item["id"])
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    return None if order == list(range(len(ids))) else order
+
+
+def _original_location(loc: tuple[Any, ...], order: list[int] | None) -> tuple[Any, ...]:
+    if order is not None and len(loc) >= 2 and loc[0] == "candidates" and isinstance(loc[1], int):
+        return ("candidates", order[loc[1]], *loc[2:])
+    return loc
+
+
+def _location_key(loc: Any) -> tuple[tuple[int, Any], ...]:
+    return tuple((0, part) if isinstance(part, int) else (1, str(part)) for part in loc)
 
 
 def _escape(message: str) -> str:

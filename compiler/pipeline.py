@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from operator import attrgetter
 
 from .admit import admit
@@ -21,8 +22,11 @@ def compile_input(document: CompileInput) -> CompileOutput:
     """Compile one validated input. Pure: the same input, in any candidate order, gives the same
     output; nothing is read from a clock, the network, a file or a random source."""
     trace = Trace()
-    # Every later choice breaks ties on id, so sorting once makes the output order-independent.
-    candidates = sorted(document.candidates, key=attrgetter("id"))
+    # Every later choice breaks ties on id, so id order makes the output order-independent.
+    # Validation already delivers that order; a document assembled by hand may not.
+    candidates = list(document.candidates)
+    if any(a.id > b.id for a, b in pairwise(candidates)):
+        candidates.sort(key=attrgetter("id"))
     by_id = {c.id: c for c in candidates}
     resolution: Resolution | None = None
     try:

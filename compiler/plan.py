@@ -28,9 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .admit import Admission
+from .admit import Admission, Rejected
 from .codes import (
-    Detail,
     OrderRole,
     Outcome,
     Pass,
@@ -56,7 +55,7 @@ class Placement:
 @dataclass(slots=True)
 class Plan:
     packet: list[Placement]
-    rejected: dict[str, tuple[Reason, Detail | None]]
+    rejected: dict[str, Rejected]
     slots: list[Slot]
     tokens_used: int
     supporters: dict[str, list[Candidate]] = field(default_factory=dict)
@@ -354,7 +353,7 @@ class _Planner:
     # ------------------------------------------------------------------ result
 
     def finish(self) -> Plan:
-        rejected: dict[str, tuple[Reason, Detail | None]] = {}
+        rejected: dict[str, Rejected] = {}
         for c in self.admission.admitted:
             if c.id in self.placed:
                 continue
@@ -362,7 +361,7 @@ class _Planner:
                 reason = Reason.DEPENDENCY_MISSING
             else:
                 reason = self.marks.get(c.id, Reason.NOT_NEEDED_FOR_CONTRACT)
-            rejected[c.id] = (reason, None)
+            rejected[c.id] = (reason.value, None)
             self.trace.add(Pass.PLAN, Outcome.REJECTED, c.id, reason)
         order = {role: i for i, role in enumerate(self.policy.role_order)}
         packet = sorted(

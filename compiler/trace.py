@@ -1,4 +1,8 @@
-"""The compile trace: one entry per decision, ids and reason codes only, never content."""
+"""The compile trace: one entry per decision, ids and reason codes only, never content.
+
+Entries hold plain strings, not enum members: a dict of atomic values is not tracked by the
+garbage collector, and a 100k-candidate compile makes 100k of them.
+"""
 
 from __future__ import annotations
 
@@ -23,5 +27,11 @@ class Trace:
         detail: str | None = None,
     ) -> None:
         self.entries.append(
-            {"id": item_id, "pass": pass_, "outcome": outcome, "reason": reason, "detail": detail}
+            {
+                "id": item_id,
+                "pass": pass_.value,
+                "outcome": outcome.value,
+                "reason": None if reason is None else str(reason),
+                "detail": None if detail is None else str(detail),
+            }
         )

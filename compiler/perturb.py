@@ -1,0 +1,457 @@
+"""Perturbations: pure functions from one compile input to a variant, and the flips between
+two compilations.
+
+Each operator changes one predicate and nothing else, so a flipped slot names its cause:
+
+| operator            | what changes                                                   |
+| ------------------- | -------------------------------------------------------------- |
+| swap_principal      | the caller (and the delegation it is acting for)               |
+| shift_days          | the decision date                                              |
+| supersede           | one candidate is marked superseded                             |
+| substitute_class    | one candidate's evidence class                                 |
+| revoke_delegation   | the request's delegation is revoked                            |
+| contaminate         | n high-relevance items that must fail admission are added      |
+| hide                | one candidate is removed (with what cannot travel without it)  |
+| contradict          | an admissible, accepted-class item contradicting a proposition |
+
+`standard_suite` derives the suite the workbench runs for every scenario.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .admit import in_force
+from .codes import OrderRole, Pass, Requirement, Result
+from .compare import admitted_ids
+from .errors import Refused
+from .models import Candidate, CompileInput, CompileOutput
+from .resolve import expand_roles, resolve_entity
+
+REFUSED = "refused"
+CONTAMINANT_PREFIX = "contaminant-"
+
+
+# --------------------------------------------------------------------------- operators
+
+
+def swap_principal(
+    document: CompileInput, principal: str, roles: Sequence[str]
+) -> CompileInput:
+    request = document.request
+    delegation = request.delegation
+    if delegation is not None and delegation.on_behalf_of == request.principal:
+        delegation = delegation.model_copy(update={"on_behalf_of": principal})
+    return _with_request(
+        document, principal=principal, roles=tuple(roles), delegation=delegation
+    )
+
+
+def shift_days(document: CompileInput, days: int) -> CompileInput:
+    return _with_request(
+        document, decision_date=document.request.decision_date + dt.timedelta(days=days)
+    )
+
+
+def supersede(document: CompileInput, candidate_id: str) -> CompileInput:
+    return _with_candidate(document, candidate_id, superseded=True)
+
+
+def substitute_class(
+    document: CompileInput, candidate_id: str, evidence_class: str
+) -> CompileInput:
+    return _with_candidate(document, candidate_id, evidence_class=evidence_class)
+
+
+def revoke_delegation(document: CompileInput) -> CompileInput:
+    delegation = document.request.delegation
+    if delegation is None:
+        raise ValueError("the request has no delegation to revoke")
+    return _with_request(document, delegation=delegation.model_copy(update={"revoked": True}))
+
+
+def contaminate(document: CompileInput, count: int) -> CompileInput:
+    """Add `count` maximally relevant items, each failing admission in its own way.
+
+    They cycle through another entity, a role nobody holds, a purpose not requested, a
+    superseded version, an expired one, and a class the contract never accepts, and each claims
+    to support a proposition of the contract, so a plain top-k retriever would take them first.
+    """
+    if count < 0:
+        raise ValueError("count must not be negative")
+    request = document.request
+    propositions = [p.key for p in document.contract.propositions] or ["nothing"]
+    accepted = {c for p in document.contract.propositions for c in p.accepted_classes}
+    entity = _entity_of(document)
+    roles = sorted(expand_roles(request.roles, document.directory.role_parents))
+    taken = {c.id for c in document.candidates}
+    unaccepted_class = _fresh("contaminant_class", accepted)
+    outsider_role = _fresh("contaminant_role", set(roles))
+    other_entity = _fresh("CONTAMINANT-ENTITY", {entity})
+    other_purpose = _fresh("contaminant_purpose", {request.purpose})
+    on = request.decision_date
+    day = dt.timedelta(days=1)
+
+    def item(index: int) -> Candidate:
+        proposition = propositions[index % len(propositions)]
+        claimed = next(
+            (p.accepted_classes[0] for p in document.contract.propositions
+             if p.key == proposition and p.accepted_classes),
+            unaccepted_class,
+        )
+        base: dict[str, Any] = {
+            "id": _fresh(f"{CONTAMINANT_PREFIX}{index:03d}", taken),
+            "entity": entity,
+            "allowed_roles": roles or [outsider_role],
+            "allowed_purposes": [request.purpose],
+            "evidence_class": claimed,
+            "supports": [proposition],
+            "valid_from": on - 365 * day,
+            "tokens": 50,
+            "relevance": 1.0,
+            "content": f"Contaminating item {index}: claims {proposition}.",
+        }
+        kind = index % 6
+        if kind == 0:
+            base["entity"] = other_entity
+        elif kind == 1:
+            base["allowed_roles"] = [outsider_role]
+        elif kind == 2:
+            base["allowed_purposes"] = [other_purpose]
+        elif kind == 3:
+            base["superseded"] = True
+        elif kind == 4:
+            base["valid_to"] = on - day
+        else:
+            base["evidence_class"] = unaccepted_class
+        return Candidate.model_validate(base)
+
+    return document.model_copy(
+        update={"candidates": (*document.candidates, *(item(i) for i in range(count)))}
+    )
+
+
+def hide(document: CompileInput, candidate_id: str) -> CompileInput:
+    """Remove one candidate as if its source were missing.
+
+    What depends on it cannot enter without it and goes too; an item it superseded stays
+    superseded if the hidden item was in force (hiding a new policy does not revive the old).
+    """
+    _require(document, candidate_id)
+    gone = {candidate_id}
+    changed = True
+    while changed:
+        changed = False
+        for c in document.candidates:
+            if c.id not in gone and gone.intersection(c.depends_on):
+                gone.add(c.id)
+                changed = True
+    by_id = {c.id: c for c in document.candidates}
+    on = document.request.decision_date
+    kept = []
+    for c in document.candidates:
+        if c.id in gone:
+            continue
+        if c.superseded_by in gone:
+            successor = by_id[c.superseded_by]
+            c = c.model_copy(
+                update={"superseded_by": None, "superseded": c.superseded or in_force(successor, on)}
+            )
+        kept.append(c)
+    named = tuple(n for n in document.request.named if n not in gone)
+    hidden = document.model_copy(update={"candidates": tuple(kept)})
+    return _with_request(hidden, named=named)
+
+
+def contradict(
+    document: CompileInput, proposition: str, evidence_class: str | None = None
+) -> CompileInput:
+    """Add an admissible item of an accepted class (the highest precedence unless named) that
+    contradicts `proposition`."""
+    spec = document.contract.proposition(proposition)
+    if spec is None:
+        raise ValueError(f"the contract has no proposition '{proposition}'")
+    if evidence_class is None:
+        if not spec.accepted_classes:
+            raise ValueError(f"proposition '{proposition}' accepts no class")
+        evidence_class = spec.accepted_classes[0]
+    request = document.request
+    roles = sorted(expand_roles(request.roles, document.directory.role_parents))
+    if request.delegation is not None:
+        roles = sorted(set(roles) & set(request.delegation.scopes)) or roles
+    taken = {c.id for c in document.candidates}
+    contradiction = Candidate.model_validate(
+        {
+            "id": _fresh(f"contradiction-{proposition}", taken),
+            "entity": _entity_of(document),
+            "allowed_roles": roles,
+            "allowed_purposes": [request.purpose],
+            "evidence_class": evidence_class,
+            "supports": [],
+            "contradicts": [proposition],
+            "valid_from": request.decision_date - dt.timedelta(days=1),
+            "tokens": 40,
+            "relevance": 0.5,
+            "content": f"Record contradicting {proposition}.",
+        }
+    )
+    return document.model_copy(update={"candidates": (*document.candidates, contradiction)})
+
+
+OPERATORS: dict[str, Callable[..., CompileInput]] = {
+    "swap_principal": swap_principal,
+    "shift_days": shift_days,
+    "supersede": supersede,
+    "substitute_class": substitute_class,
+    "revoke_delegation": revoke_delegation,
+    "contaminate": contaminate,
+    "hide": hide,
+    "contradict": contradict,
+}
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One operator with its arguments: a name to show, and data to store and replay."""
+
+    operator: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        if not self.args:
+            return self.operator
+        shown = ", ".join(_show(k, v) for k, v in self.args.items())
+        return f"{self.operator}({shown})"
+
+    def apply(self, document: CompileInput) -> CompileInput:
+        try:
+            operator = OPERATORS[self.operator]
+        except KeyError:
+            raise ValueError(f"unknown perturbation operator '{self.operator}'") from None
+        return operator(document, **self.args)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "operator": self.operator, "args": dict(self.args)}
+
+
+# --------------------------------------------------------------------------- the suite
+
+
+OUTSIDER_PRINCIPAL = "outsider"
+CONTAMINATION_SIZE = 50
+
+
+def standard_suite(
+    document: CompileInput, weak_classes: Iterable[str] = ()
+) -> list[Perturbation]:
+    """The perturbations every scenario is run against.
+
+    ±1 day; every admitted evidence item hidden in turn; each admitted evidence item's class
+    replaced by one its propositions do not accept (a weak class when one is known); the
+    principal swapped for one with no shared role; the delegation revoked, when there is one;
+    and 50 contaminating items.
+    """
+    suite = [Perturbation("shift_days", {"days": -1}), Perturbation("shift_days", {"days": 1})]
+    universe = admitted_ids(document)
+    evidence = [
+        c
+        for c in sorted(document.candidates, key=lambda c: c.id)
+        if c.id in universe and _speaks_to(document, c)
+    ]
+    suite += [Perturbation("hide", {"candidate_id": c.id}) for c in evidence]
+    substitutes = _substitute_classes(document, weak_classes)
+    for c in evidence:
+        accepted = {
+            cls
+            for p in document.contract.propositions
+            if p.key in (*c.supports, *c.contradicts)
+            for cls in p.accepted_classes
+        }
+        replacement = next((cls for cls in substitutes if cls not in accepted), None)
+        if replacement is None:
+            replacement = _fresh("unaccepted_class", accepted)
+        suite.append(
+            Perturbation("substitute_class", {"candidate_id": c.id, "evidence_class": replacement})
+        )
+    roles = expand_roles(document.request.roles, document.directory.role_parents)
+    suite.append(
+        Perturbation(
+            "swap_principal",
+            {"principal": OUTSIDER_PRINCIPAL, "roles": [_fresh("outsider_role", set(roles))]},
+        )
+    )
+    if document.request.delegation is not None:
+        suite.append(Perturbation("revoke_delegation"))
+    suite.append(Perturbation("contaminate", {"count": CONTAMINATION_SIZE}))
+    return suite
+
+
+# --------------------------------------------------------------------------- flips
+
+
+def slot_states(output: CompileOutput, document: CompileInput) -> dict[str, str]:
+    """Each proposition's visible state; every slot reads `refused` when the compile was."""
+    if output.result is not Result.COMPILED:
+        return {p.key: REFUSED for p in document.contract.propositions}
+    return {s.proposition: str(s.state) for s in output.slots}
+
+
+def admitted_in(output: CompileOutput) -> set[str]:
+    return {
+        entry["id"]
+        for entry in output.trace
+        if entry["pass"] == Pass.ADMIT and entry["outcome"] == "admitted" and entry["id"]
+    }
+
+
+def flips(
+    base: CompileOutput, variant: CompileOutput, document: CompileInput
+) -> dict[str, Any]:
+    """Slots whose state differs between two compilations, and how the admitted set moved."""
+    before, after = slot_states(base, document), slot_states(variant, document)
+    base_reasons = {s.proposition: str(s.reason) for s in base.slots}
+    variant_reasons = {s.proposition: str(s.reason) for s in variant.slots}
+    flipped = [
+        {
+            "proposition": key,
+            "base": before[key],
+            "variant": after.get(key, REFUSED),
+            "base_reason": base_reasons.get(key),
+            "variant_reason": variant_reasons.get(key),
+        }
+        for key in before
+        if before[key] != after.get(key, REFUSED)
+    ]
+    admitted_before, admitted_after = admitted_in(base), admitted_in(variant)
+    return {
+        "slots": flipped,
+        "admitted_added": sorted(admitted_after - admitted_before),
+        "admitted_removed": sorted(admitted_before - admitted_after),
+        "packet_added": sorted(set(variant.packet_ids) - set(base.packet_ids)),
+        "packet_removed": sorted(set(base.packet_ids) - set(variant.packet_ids)),
+        "tokens": {"base": base.tokens_used, "variant": variant.tokens_used},
+        "result": {"base": str(base.result), "variant": str(variant.result)},
+        "refusal": variant.refusal.model_dump(by_alias=True) if variant.refusal else None,
+    }
+
+
+def sweep(
+    document: CompileInput,
+    perturbations: Sequence[Perturbation] | None = None,
+    weak_classes: Iterable[str] = (),
+    compile_fn: Callable[[CompileInput], CompileOutput] | None = None,
+) -> dict[str, Any]:
+    """Compile the base and every perturbation; report each variant's slots and flips."""
+    from .pipeline import compile_input
+
+    run = compile_fn or compile_input
+    base = run(document)
+    suite = list(perturbations) if perturbations is not None else standard_suite(document, weak_classes)
+    rows = []
+    for perturbation in suite:
+        variant_input = perturbation.apply(document)
+        variant = run(variant_input)
+        rows.append(
+            {
+                **perturbation.to_json(),
+                "result": str(variant.result),
+                "slots": slot_states(variant, variant_input),
+                "flips": flips(base, variant, document),
+            }
+        )
+    return {
+        "base": {
+            "result": str(base.result),
+            "plan_id": base.plan_id,
+            "slots": slot_states(base, document),
+            "refusal": base.refusal.model_dump(by_alias=True) if base.refusal else None,
+        },
+        "perturbations": rows,
+        "totals": {
+            "perturbations": len(rows),
+            "with_flips": sum(1 for r in rows if r["flips"]["slots"]),
+            "flipped_slots": sum(len(r["flips"]["slots"]) for r in rows),
+        },
+    }
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _show(key: str, value: Any) -> str:
+    if key == "days":
+        return f"{value:+d}"
+    if isinstance(value, list | tuple):
+        return "+".join(map(str, value))
+    return str(value)
+
+
+def _with_request(document: CompileInput, **changes: Any) -> CompileInput:
+    return document.model_copy(update={"request": document.request.model_copy(update=changes)})
+
+
+def _with_candidate(document: CompileInput, candidate_id: str, **changes: Any) -> CompileInput:
+    _require(document, candidate_id)
+    return document.model_copy(
+        update={
+            "candidates": tuple(
+                c.model_copy(update=changes) if c.id == candidate_id else c
+                for c in document.candidates
+            )
+        }
+    )
+
+
+def _require(document: CompileInput, candidate_id: str) -> None:
+    if not any(c.id == candidate_id for c in document.candidates):
+        raise ValueError(f"no candidate '{candidate_id}'")
+
+
+def _entity_of(document: CompileInput) -> str:
+    try:
+        return resolve_entity(document.request.entity, document.directory.entities)
+    except Refused:
+        return document.request.entity
+
+
+def _fresh(stem: str, taken: set[str]) -> str:
+    name, n = stem, 1
+    while name in taken:
+        n += 1
+        name = f"{stem}-{n}"
+    taken.add(name)
+    return name
+
+
+def _speaks_to(document: CompileInput, c: Candidate) -> bool:
+    keys = {p.key for p in document.contract.propositions}
+    return c.role is OrderRole.EVIDENCE and bool(keys.intersection((*c.supports, *c.contradicts)))
+
+
+def _substitute_classes(document: CompileInput, weak_classes: Iterable[str]) -> list[str]:
+    """Classes to substitute, weakest first: the known weak ones, then any the corpus carries."""
+    preferred = list(dict.fromkeys(weak_classes))
+    corpus = sorted({c.evidence_class for c in document.candidates})
+    return preferred + [c for c in corpus if c not in preferred]
+
+
+__all__ = [
+    "OPERATORS",
+    "Perturbation",
+    "Requirement",
+    "contaminate",
+    "contradict",
+    "flips",
+    "hide",
+    "revoke_delegation",
+    "shift_days",
+    "standard_suite",
+    "substitute_class",
+    "supersede",
+    "swap_principal",
+    "sweep",
+]
