@@ -1,0 +1,179 @@
+"""Reads for the UI, already filtered by what the user may see.
+
+A decision type the user holds no object permission on does not exist for them: list
+selectors leave it out and single-object selectors raise `Http404`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import Prefetch, QuerySet
+from django.http import Http404
+from guardian.shortcuts import get_objects_for_user
+
+from . import roles
+from .documents import (
+    ContractInvalid,
+    Problem,
+    compiler_json,
+    contract_document,
+    document_sha256,
+    validate_document,
+)
+from .lint import Finding, lint_document
+from .models import AuditEvent, ContractVersion, DecisionType, SourceClass
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def decision_types_for_user(*, user: User) -> QuerySet[DecisionType]:
+    if not user.is_authenticated:
+        return DecisionType.objects.none()
+    return get_objects_for_user(
+        user, f"contracts.{roles.VIEW}", klass=DecisionType, accept_global_perms=False
+    )
+
+
+def decision_type_for_user(*, user: User, key: str) -> DecisionType:
+    try:
+        return decision_types_for_user(user=user).get(key=key)
+    except DecisionType.DoesNotExist:
+        raise Http404("No such decision type.") from None
+
+
+def version_for_user(*, user: User, key: str, number: int) -> ContractVersion:
+    decision_type = decision_type_for_user(user=user, key=key)
+    try:
+        return decision_type.versions.select_related("decision_type").get(number=number)
+    except ContractVersion.DoesNotExist:
+        raise Http404("No such version.") from None
+
+
+def can_edit(*, user: User, decision_type: DecisionType) -> bool:
+    return user.is_authenticated and user.has_perm(f"contracts.{roles.EDIT}", decision_type)
+
+
+def can_review(*, user: User, decision_type: DecisionType) -> bool:
+    return user.is_authenticated and user.has_perm(f"contracts.{roles.REVIEW}", decision_type)
+
+
+def current_version(*, decision_type: DecisionType) -> ContractVersion | None:
+    """The version the editor shows: the open one if there is one, else the latest."""
+    versions = decision_type.versions.select_related("decision_type")
+    return (
+        versions.filter(status__in=ContractVersion.OPEN_STATUSES).first()
+        or versions.order_by("-number").first()
+    )
+
+
+@dataclass(frozen=True)
+class DashboardRow:
+    decision_type: DecisionType
+    draft: ContractVersion | None
+    in_review: ContractVersion | None
+    published: ContractVersion | None
+    last_change: AuditEvent | None
+
+
+def dashboard_rows(*, user: User) -> list[DashboardRow]:
+    """Each visible decision type with its draft, in-review and published versions and its
+    most recent audit event, in a fixed number of queries."""
+    shown = (
+        ContractVersion.Status.DRAFT,
+        ContractVersion.Status.CHANGES_REQUESTED,
+        ContractVersion.Status.IN_REVIEW,
+        ContractVersion.Status.APPROVED,
+        ContractVersion.Status.PUBLISHED,
+    )
+    types = list(
+        decision_types_for_user(user=user)
+        .order_by("key")
+        .prefetch_related(
+            Prefetch(
+                "versions",
+                queryset=ContractVersion.objects.filter(status__in=shown),
+                to_attr="shown_versions",
+            )
+        )
+    )
+    latest: dict[int, AuditEvent] = {}
+    events = (
+        AuditEvent.objects.filter(decision_type__in=[t.pk for t in types])
+        .select_related("actor")
+        .order_by("decision_type_id", "-created_at", "-id")
+    )
+    for event in events.only("decision_type_id", "created_at", "summary", "action", "actor"):
+        latest.setdefault(event.decision_type_id, event)
+    rows = []
+    for decision_type in types:
+        by_status = {v.status: v for v in decision_type.shown_versions}
+        rows.append(
+            DashboardRow(
+                decision_type=decision_type,
+                draft=by_status.get(ContractVersion.Status.DRAFT)
+                or by_status.get(ContractVersion.Status.CHANGES_REQUESTED),
+                in_review=by_status.get(ContractVersion.Status.IN_REVIEW)
+                or by_status.get(ContractVersion.Status.APPROVED),
+                published=by_status.get(ContractVersion.Status.PUBLISHED),
+                last_change=latest.get(decision_type.pk),
+            )
+        )
+    return rows
+
+
+def source_classes() -> QuerySet[SourceClass]:
+    """The catalogue is shared: every signed-in person may read it."""
+    return SourceClass.objects.order_by("key")
+
+
+def source_class_catalogue() -> dict[str, SourceClass]:
+    return {c.key: c for c in source_classes()}
+
+
+def source_class_get(*, key: str) -> SourceClass:
+    try:
+        return SourceClass.objects.get(key=key)
+    except SourceClass.DoesNotExist:
+        raise Http404("No such source class.") from None
+
+
+def history(*, decision_type: DecisionType, limit: int = 50) -> QuerySet[AuditEvent]:
+    return (
+        AuditEvent.objects.filter(decision_type=decision_type)
+        .select_related("actor", "version")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What the compiler would receive for a version, or why it would refuse it."""
+
+    document: dict[str, Any]
+    compiler_document: dict[str, Any] | None
+    problems: list[Problem]
+    sha256: str
+
+    @property
+    def valid(self) -> bool:
+        return self.compiler_document is not None
+
+
+def version_preview(*, version: ContractVersion) -> Preview:
+    document = contract_document(version)
+    try:
+        contract = validate_document(document)
+    except ContractInvalid as exc:
+        return Preview(document=document, compiler_document=None, problems=exc.problems, sha256="")
+    compiled = compiler_json(contract)
+    return Preview(
+        document=document, compiler_document=compiled, problems=[], sha256=document_sha256(compiled)
+    )
+
+
+def version_lint(*, version: ContractVersion) -> list[Finding]:
+    return lint_document(contract_document(version), source_class_catalogue())

@@ -1,0 +1,1 @@
+"""Settings are split by purpose: `base` (everything), `dev` (runserver) and `test` (pytest)."""
