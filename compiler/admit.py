@@ -2,21 +2,21 @@
 
 The checks run in this order and the first failure names the rejection:
 
-| reason                 | detail          | the candidate fails when                               |
-| ---------------------- | --------------- | ------------------------------------------------------ |
-| not_authorised         | denied          | the principal, the delegated service or a role of the   |
-|                        |                 | principal is denied (deny dominates every allow, and    |
-|                        |                 | a delegation's scopes never lift a deny)                |
-| not_authorised         | role            | no effective role is allowed                            |
-| not_authorised         | purpose         | the request's purpose is not allowed                    |
-| not_applicable         | entity          | it concerns another entity                              |
-| not_applicable         | not_yet_valid   | its validity starts after the decision date             |
-| not_applicable         | expired         | its last valid day is before the decision date          |
-| not_applicable         | superseded      | it is marked superseded, or the candidate that          |
-|                        |                 | supersedes it is in force on the decision date          |
-| wrong_evidence_class   | —               | it speaks to propositions of the contract, none of      |
-|                        |                 | which accepts its class; or it is evidence for nothing  |
-|                        |                 | the contract asks                                       |
+| reason               | detail        | the candidate fails when                              |
+| -------------------- | ------------- | ----------------------------------------------------- |
+| not_authorised       | denied        | the principal, the delegated service or a role of the |
+|                      |               | principal is denied (deny dominates every allow, and  |
+|                      |               | a delegation's scopes never lift a deny)              |
+| not_authorised       | role          | no effective role is allowed                          |
+| not_authorised       | purpose       | the request's purpose is not allowed                  |
+| not_applicable       | entity        | it concerns another entity                            |
+| not_applicable       | not_yet_valid | its validity starts after the decision date           |
+| not_applicable       | expired       | its last valid day is before the decision date        |
+| not_applicable       | superseded    | it is marked superseded, or the candidate that        |
+|                      |               | supersedes it is in force on the decision date        |
+| wrong_evidence_class | -             | it speaks to propositions of the contract, none of    |
+|                      |               | which accepts its class; or it is evidence for        |
+|                      |               | nothing the contract asks                             |
 
 What passes is the admitted universe U. Relevance plays no part here.
 """

@@ -90,8 +90,12 @@ def attest(
             [*admission.rejected.items(), *planned.rejected.items()]
         )
     )
-    blocking = tuple(s.proposition for s in planned.slots if s.required and s.state != SlotState.SUPPORTED)
-    admitted_digest = hashlib.sha256("\n".join(c.id for c in admission.admitted).encode()).hexdigest()
+    blocking = tuple(
+        s.proposition for s in planned.slots if s.required and s.state != SlotState.SUPPORTED
+    )
+    admitted_digest = hashlib.sha256(
+        "\n".join(c.id for c in admission.admitted).encode()
+    ).hexdigest()
     plan_id = sha256_hex(
         {
             "compiler_version": COMPILER_VERSION,

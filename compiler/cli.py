@@ -20,8 +20,9 @@ from .models import CompileInput, CompileOutput
 EXIT_OK, EXIT_REFUSED, EXIT_INVALID = 0, 1, 2
 
 
-def main(argv: list[str] | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+def main(
+    argv: list[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     args = _parser().parse_args(argv)
@@ -54,8 +55,9 @@ def _parser() -> argparse.ArgumentParser:
 
     sweep = commands.add_parser("sweep", help="the standard perturbation suite and its flips")
     sweep.add_argument("input")
-    sweep.add_argument("--weak-class", action="append", default=[],
-                       help="a class to substitute first (repeatable)")
+    sweep.add_argument(
+        "--weak-class", action="append", default=[], help="a class to substitute first (repeatable)"
+    )
     sweep.add_argument("--json", action="store_true")
     sweep.set_defaults(handler=_sweep)
 
@@ -79,7 +81,12 @@ def _read_json(path: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(
-            [{"loc": [], "msg": f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"}]
+            [
+                {
+                    "loc": [],
+                    "msg": f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                }
+            ]
         ) from None
 
 

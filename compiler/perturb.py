@@ -38,16 +38,12 @@ CONTAMINANT_PREFIX = "contaminant-"
 # --------------------------------------------------------------------------- operators
 
 
-def swap_principal(
-    document: CompileInput, principal: str, roles: Sequence[str]
-) -> CompileInput:
+def swap_principal(document: CompileInput, principal: str, roles: Sequence[str]) -> CompileInput:
     request = document.request
     delegation = request.delegation
     if delegation is not None and delegation.on_behalf_of == request.principal:
         delegation = delegation.model_copy(update={"on_behalf_of": principal})
-    return _with_request(
-        document, principal=principal, roles=tuple(roles), delegation=delegation
-    )
+    return _with_request(document, principal=principal, roles=tuple(roles), delegation=delegation)
 
 
 def shift_days(document: CompileInput, days: int) -> CompileInput:
@@ -98,8 +94,11 @@ def contaminate(document: CompileInput, count: int) -> CompileInput:
     def item(index: int) -> Candidate:
         proposition = propositions[index % len(propositions)]
         claimed = next(
-            (p.accepted_classes[0] for p in document.contract.propositions
-             if p.key == proposition and p.accepted_classes),
+            (
+                p.accepted_classes[0]
+                for p in document.contract.propositions
+                if p.key == proposition and p.accepted_classes
+            ),
             unaccepted_class,
         )
         base: dict[str, Any] = {
@@ -158,7 +157,10 @@ def hide(document: CompileInput, candidate_id: str) -> CompileInput:
         if c.superseded_by in gone:
             successor = by_id[c.superseded_by]
             c = c.model_copy(
-                update={"superseded_by": None, "superseded": c.superseded or in_force(successor, on)}
+                update={
+                    "superseded_by": None,
+                    "superseded": c.superseded or in_force(successor, on),
+                }
             )
         kept.append(c)
     named = tuple(n for n in document.request.named if n not in gone)
@@ -245,9 +247,7 @@ OUTSIDER_PRINCIPAL = "outsider"
 CONTAMINATION_SIZE = 50
 
 
-def standard_suite(
-    document: CompileInput, weak_classes: Iterable[str] = ()
-) -> list[Perturbation]:
+def standard_suite(document: CompileInput, weak_classes: Iterable[str] = ()) -> list[Perturbation]:
     """The perturbations every scenario is run against.
 
     ±1 day; every admitted evidence item hidden in turn; each admitted evidence item's class
@@ -308,9 +308,7 @@ def admitted_in(output: CompileOutput) -> set[str]:
     }
 
 
-def flips(
-    base: CompileOutput, variant: CompileOutput, document: CompileInput
-) -> dict[str, Any]:
+def flips(base: CompileOutput, variant: CompileOutput, document: CompileInput) -> dict[str, Any]:
     """Slots whose state differs between two compilations, and how the admitted set moved."""
     before, after = slot_states(base, document), slot_states(variant, document)
     base_reasons = {s.proposition: str(s.reason) for s in base.slots}
@@ -350,7 +348,9 @@ def sweep(
 
     run = compile_fn or compile_input
     base = run(document)
-    suite = list(perturbations) if perturbations is not None else standard_suite(document, weak_classes)
+    suite = (
+        list(perturbations) if perturbations is not None else standard_suite(document, weak_classes)
+    )
     rows = []
     for perturbation in suite:
         variant_input = perturbation.apply(document)

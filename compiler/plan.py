@@ -160,9 +160,9 @@ class _Planner:
 
     def find_blocked(self) -> None:
         for c in self.admission.admitted:
-            if c.depends_on or c.group is not None:
-                if any(m.id not in self.universe for m in self.unit(c)):
-                    self.blocked.add(c.id)
+            needs_company = c.depends_on or c.group is not None
+            if needs_company and any(m.id not in self.universe for m in self.unit(c)):
+                self.blocked.add(c.id)
         for group, members in sorted(self.group_members.items()):
             if not any(self.by_id[m].group_required for m in members):
                 continue
@@ -364,9 +364,7 @@ class _Planner:
             rejected[c.id] = (reason.value, None)
             self.trace.add(Pass.PLAN, Outcome.REJECTED, c.id, reason)
         order = {role: i for i, role in enumerate(self.policy.role_order)}
-        packet = sorted(
-            self.placed.values(), key=lambda pl: (order[pl.candidate.role], pl.order)
-        )
+        packet = sorted(self.placed.values(), key=lambda pl: (order[pl.candidate.role], pl.order))
         slots = [self.slot(p) for p in self.contract.propositions]
         return Plan(packet, rejected, slots, self.used, self.supporters, self.contradictors)
 
@@ -377,7 +375,11 @@ class _Planner:
         in_packet = [c.id for c in supporters if c.id in self.placed]
         against = [c.id for c in contradictors if c.id in self.placed]
         if contradictors:
-            state, reason, ids = SlotState.CONTRADICTED, SlotReason.SOURCES_DISAGREE, in_packet + against
+            state, reason, ids = (
+                SlotState.CONTRADICTED,
+                SlotReason.SOURCES_DISAGREE,
+                in_packet + against,
+            )
         elif in_packet:
             state, reason, ids = SlotState.SUPPORTED, SlotReason.ACCEPTED_EVIDENCE, in_packet
         elif any(self.marks.get(c.id) is Reason.BUDGET_EXCEEDED for c in supporters):

@@ -45,7 +45,8 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
         if item_id in first_index:
             yield (
                 ("candidates", index, "id"),
-                f"duplicate candidate id '{item_id}' (first used at candidates[{first_index[item_id]}])",
+                f"duplicate candidate id '{item_id}' "
+                f"(first used at candidates[{first_index[item_id]}])",
             )
         else:
             first_index[item_id] = index
