@@ -37,9 +37,7 @@ KEY_ID_LENGTH = 16
 
 PUBLIC_KEY_SUFFIXES = (".pem", ".pub")
 
-_PEM_BLOCK = re.compile(
-    rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n.*?-----END \1-----", re.DOTALL
-)
+_PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n.*?-----END \1-----", re.DOTALL)
 
 
 class KeyLoadError(ValueError):

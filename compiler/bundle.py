@@ -1,0 +1,712 @@
+"""Signed contract bundles: the format, its hash, Ed25519 signatures, verification, and
+compiling against a verified bundle. Pure: no clock, network, randomness or file IO here (key
+generation and key files live in `compiler.keys`); the caller supplies `published_at`.
+
+A bundle is one JSON object (docs/bundles.md has the full description)::
+
+    {"format": "evidence-workbench.bundle/1",
+     "manifest": {"decision_type", "version", "parent_sha256", "author", "publisher",
+                  "approvers", "published_at", "compiler_version"},
+     "contract": {...compiler.models.Contract...},
+     "source_classes": [{"key", "label", "description", "authority_tier", "weak"}],
+     "scenarios": [{"name", "request", "corpus": {"directory", "candidates"},
+                    "expected": {"slots": {proposition: state}, "admitted", "rejected"}}],
+     "sha256": "<hex sha256 of the RFC 8785 form of every other member but signatures>",
+     "signatures": [{"signer", "role", "key_id", "algorithm": "ed25519", "signature"}]}
+
+* `sha256` covers everything except `sha256` and `signatures`: `bundle_body_hash`.
+* Each signature is Ed25519 over the 64 ASCII bytes of that hex digest, base64 (standard
+  alphabet, padded). Signer names are not signed directly; they are bound by the hashed
+  manifest instead: the one publisher signature must be by `manifest.publisher`, and the
+  approver signatures by exactly the people in `manifest.approvers`.
+* The file form is the RFC 8785 canonical bytes of the whole bundle plus one newline
+  (`serialize_bundle`). Signing is deterministic (Ed25519), so exporting the same version
+  twice gives identical bytes, and `verify_bundle` on bytes insists on exactly that form, so
+  changing any single byte of a bundle file makes verification fail.
+
+Public API: `sign_bundle`, `serialize_bundle`, `verify_bundle` -> `VerifiedBundle`,
+`compile_input_from_bundle`, `scenario_input`, `bundle_body_hash`, `BundleInvalid`, and from
+`compiler.keys` (re-exported) `key_id` and `load_public_keys`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .canonical import canonical_bytes, sha256_hex
+from .codes import SlotState
+from .errors import InvalidInput
+from .keys import KeyLoadError, key_id, load_private_key, load_public_key, load_public_keys
+from .loading import load_input
+from .models import CompileInput, Contract
+
+__all__ = [
+    "FORMAT",
+    "SIGNATURE_ALGORITHM",
+    "Bundle",
+    "BundleBody",
+    "BundleInvalid",
+    "Manifest",
+    "Problem",
+    "Scenario",
+    "Signature",
+    "SourceClass",
+    "VerifiedBundle",
+    "bundle_body",
+    "bundle_body_hash",
+    "compile_input_from_bundle",
+    "key_id",
+    "load_public_keys",
+    "normalise_body",
+    "scenario_input",
+    "serialize_bundle",
+    "sign_bundle",
+    "verify_bundle",
+]
+
+FORMAT = "evidence-workbench.bundle/1"
+SIGNATURE_ALGORITHM = "ed25519"
+UNSIGNED_MEMBERS = ("sha256", "signatures")
+"""The two top-level members the hash does not cover."""
+
+Role = Literal["publisher", "approver"]
+Name = Annotated[str, Field(min_length=1)]
+Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+KeyId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
+Signer = tuple[str, Role, Ed25519PrivateKey | bytes | str]
+"""`(username, role, private key)` for `sign_bundle`; the key may be an object or PKCS#8 PEM."""
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class Problem(StrEnum):
+    """What kind of thing is wrong with a bundle (`BundleInvalid.problem`)."""
+
+    MALFORMED = "malformed"  # not UTF-8, not JSON, duplicate keys, not representable in JCS
+    FORMAT = "format"  # not an object, or an unsupported `format`
+    ALTERED = "altered"  # sha256 does not match the contents
+    NOT_CANONICAL = "not_canonical"  # contents intact, bytes differ from the canonical file form
+    SCHEMA = "schema"  # fields missing, of the wrong type, or inconsistent
+    UNKNOWN_KEY = "unknown_key"  # a signature by a key the verifier does not trust
+    BAD_SIGNATURE = "bad_signature"  # a signature that does not sign this bundle's sha256
+    WRONG_SIGNER = "wrong_signer"  # a trusted key used under another person's name
+    SIGNATURES = "signatures"  # the set of signatures does not match the manifest
+
+
+class BundleInvalid(ValueError):
+    """A bundle that must not be used. `reason` is one human-readable explanation (several
+    lines for schema errors, each with its location); `problem` classifies it; `errors` lists
+    `{"loc", "msg"}` for schema errors."""
+
+    def __init__(
+        self,
+        reason: str,
+        problem: Problem = Problem.SCHEMA,
+        errors: list[dict[str, Any]] | None = None,
+    ):
+        self.reason = reason
+        self.problem = Problem(problem)
+        self.errors = errors or []
+        super().__init__(reason)
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+# --------------------------------------------------------------------------- the document
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Loose(BaseModel):
+    """Scenario content: known fields are checked, anything else the workbench adds is kept
+    (and hashed and signed like the rest) so the workbench can evolve without a new format."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class Manifest(_Frozen):
+    decision_type: Name
+    version: Name
+    parent_sha256: Sha256Hex | None = None
+    author: Name
+    publisher: Name
+    approvers: tuple[Name, ...] = Field(min_length=1)
+    published_at: str
+    compiler_version: Name
+
+    @field_validator("approvers")
+    @classmethod
+    def _distinct_sorted(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        twice = sorted(name for name, n in Counter(value).items() if n > 1)
+        if twice:
+            raise ValueError(f"approver '{twice[0]}' is listed twice")
+        return tuple(sorted(value))
+
+    @field_validator("published_at")
+    @classmethod
+    def _aware_iso_datetime(cls, value: str) -> str:
+        try:
+            moment = dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"'{value}' is not an ISO 8601 date and time") from None
+        if moment.tzinfo is None:
+            raise ValueError(f"'{value}' has no UTC offset (e.g. '+00:00')")
+        return value
+
+    @model_validator(mode="after")
+    def _no_self_approval(self) -> Manifest:
+        if self.author in self.approvers:
+            raise ValueError(f"the author '{self.author}' cannot approve their own version")
+        return self
+
+
+class SourceClass(_Frozen):
+    key: Name
+    label: str
+    description: str = ""
+    authority_tier: int | str
+    weak: bool = False
+
+
+class ScenarioCorpus(_Loose):
+    directory: dict[str, Any] = {}
+    candidates: tuple[dict[str, Any], ...]
+
+
+class ScenarioExpectation(_Loose):
+    slots: dict[str, SlotState]
+    admitted: tuple[str, ...] | None = None
+    rejected: tuple[str, ...] | None = None
+
+
+class Scenario(_Loose):
+    name: Name
+    request: dict[str, Any]
+    corpus: ScenarioCorpus
+    expected: ScenarioExpectation
+
+
+class BundleBody(_Frozen):
+    """Everything the sha256 covers."""
+
+    format: Literal["evidence-workbench.bundle/1"]
+    manifest: Manifest
+    contract: Contract
+    source_classes: tuple[SourceClass, ...]
+    scenarios: tuple[Scenario, ...] = ()
+
+    @field_validator("source_classes")
+    @classmethod
+    def _catalogue(cls, value: tuple[SourceClass, ...]) -> tuple[SourceClass, ...]:
+        return _sorted_distinct(value, "key", "source class")
+
+    @field_validator("scenarios")
+    @classmethod
+    def _scenario_names(cls, value: tuple[Scenario, ...]) -> tuple[Scenario, ...]:
+        return _sorted_distinct(value, "name", "scenario")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BundleBody:
+        manifest, contract = self.manifest, self.contract
+        if manifest.decision_type != contract.decision_type:
+            raise ValueError(
+                f"manifest.decision_type '{manifest.decision_type}' is not the contract's "
+                f"'{contract.decision_type}'"
+            )
+        if manifest.version != contract.version:
+            raise ValueError(
+                f"manifest.version '{manifest.version}' is not the contract's '{contract.version}'"
+            )
+        catalogue = {c.key for c in self.source_classes}
+        for proposition in contract.propositions:
+            for name in proposition.accepted_classes:
+                if name not in catalogue:
+                    raise ValueError(
+                        f"proposition '{proposition.key}' accepts source class '{name}', "
+                        "which is not in the bundle's source_classes"
+                    )
+        keys = {p.key for p in contract.propositions}
+        for scenario in self.scenarios:
+            for key in scenario.expected.slots:
+                if key not in keys:
+                    raise ValueError(
+                        f"scenario '{scenario.name}' expects a state for '{key}', "
+                        "which is not a proposition of the contract"
+                    )
+        return self
+
+
+class Signature(_Frozen):
+    signer: Name
+    role: Role
+    key_id: KeyId
+    algorithm: Literal["ed25519"]
+    signature: str
+
+    @field_validator("signature")
+    @classmethod
+    def _canonical_base64(cls, value: str) -> str:
+        _decode_signature(value)
+        return value
+
+    @property
+    def raw(self) -> bytes:
+        return _decode_signature(self.signature)
+
+
+class Bundle(BundleBody):
+    sha256: Sha256Hex
+    signatures: tuple[Signature, ...]
+
+
+@dataclass(frozen=True)
+class VerifiedBundle:
+    """A bundle whose hash and signatures were checked. `document` is the JSON exactly as
+    verified (serialise that, not `bundle`, to reproduce the signed bytes)."""
+
+    bundle: Bundle
+    document: Mapping[str, Any]
+
+    @property
+    def contract(self) -> Contract:
+        return self.bundle.contract
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.bundle.manifest
+
+    @property
+    def sha256(self) -> str:
+        return self.bundle.sha256
+
+    @property
+    def scenarios(self) -> tuple[Scenario, ...]:
+        return self.bundle.scenarios
+
+    @property
+    def signatures(self) -> tuple[Signature, ...]:
+        return self.bundle.signatures
+
+
+def _sorted_distinct(items: tuple[Any, ...], field: str, what: str) -> tuple[Any, ...]:
+    names = [getattr(item, field) for item in items]
+    twice = sorted(name for name, n in Counter(names).items() if n > 1)
+    if twice:
+        raise ValueError(f"{what} '{twice[0]}' appears more than once")
+    return tuple(sorted(items, key=lambda item: getattr(item, field)))
+
+
+def _decode_signature(value: str) -> bytes:
+    try:
+        raw = base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raise ValueError("the signature is not base64") from None
+    # b64decode ignores stray bits in the last character; only the canonical text is accepted,
+    # so that no character of a signature can change without the bundle failing.
+    if base64.b64encode(raw).decode("ascii") != value:
+        raise ValueError("the signature is not canonical base64")
+    if len(raw) != 64:
+        raise ValueError(f"an Ed25519 signature has 64 bytes, this one {len(raw)}")
+    return raw
+
+
+# --------------------------------------------------------------------------- hash
+
+
+def bundle_body(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The members the hash covers: all but `sha256` and `signatures`."""
+    return {k: v for k, v in document.items() if k not in UNSIGNED_MEMBERS}
+
+
+def bundle_body_hash(body: Mapping[str, Any]) -> str:
+    """Hex sha256 of the RFC 8785 canonical form of the body. Given a whole bundle, its
+    `sha256` and `signatures` are left out first, so both forms give the same hash."""
+    return sha256_hex(bundle_body(body))
+
+
+def signed_message(sha256: str) -> bytes:
+    """What each Ed25519 signature signs: the 64 ASCII bytes of the hex digest."""
+    return sha256.encode("ascii")
+
+
+def normalise_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The body as it is signed: validated, every default written out, approvers, source
+    classes and scenarios sorted, so that the same content always hashes the same."""
+    if not isinstance(body, Mapping):
+        raise BundleInvalid("a bundle body is a JSON object", Problem.FORMAT)
+    stray = [k for k in UNSIGNED_MEMBERS if k in body]
+    if stray:
+        raise BundleInvalid(
+            f"the body already carries {' and '.join(stray)}; pass the body only",
+            Problem.SCHEMA,
+        )
+    try:
+        model = BundleBody.model_validate(dict(body))
+    except ValidationError as exc:
+        raise _schema_error(exc, "the bundle body is invalid") from None
+    return model.model_dump(mode="json")
+
+
+# --------------------------------------------------------------------------- signing
+
+
+def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str, Any]:
+    """The complete bundle: the normalised body, its `sha256`, and one signature per signer.
+
+    `signers` are `(username, "publisher" | "approver", private key)`; the key is an
+    `Ed25519PrivateKey` or its PKCS#8 PEM. Exactly one publisher and every manifest approver
+    must sign. If the manifest has no `publisher`, the publisher signer's name is written
+    into it (before hashing, so it is signed). Signatures are ordered publisher first, then
+    approvers by name. Raises `BundleInvalid` for a body or a set of signers that
+    `verify_bundle` would refuse."""
+    body = dict(body) if isinstance(body, Mapping) else body
+    publishers = [name for name, role, _ in signers if role == "publisher"]
+    manifest = body.get("manifest") if isinstance(body, dict) else None
+    if isinstance(manifest, Mapping) and "publisher" not in manifest and len(publishers) == 1:
+        body["manifest"] = {**manifest, "publisher": publishers[0]}
+    normal = normalise_body(body)
+    digest = bundle_body_hash(normal)
+
+    entries: list[dict[str, str]] = []
+    for name, role, private in signers:
+        try:
+            key = load_private_key(private)
+        except KeyLoadError as exc:
+            raise BundleInvalid(f"the key of '{name}' ({role}): {exc}", Problem.SCHEMA) from None
+        signature = key.sign(signed_message(digest))
+        entries.append(
+            {
+                "signer": name,
+                "role": role,
+                "key_id": key_id(key),
+                "algorithm": SIGNATURE_ALGORITHM,
+                "signature": base64.b64encode(signature).decode("ascii"),
+            }
+        )
+    entries.sort(key=lambda e: (e["role"] != "publisher", e["signer"], e["key_id"]))
+    bundle = {**normal, "sha256": digest, "signatures": entries}
+    try:
+        model = Bundle.model_validate(bundle)
+    except ValidationError as exc:
+        raise _schema_error(exc, "the signatures are invalid") from None
+    _check_signature_set(model)
+    return bundle
+
+
+def serialize_bundle(bundle: Mapping[str, Any] | VerifiedBundle) -> bytes:
+    """The file form: RFC 8785 canonical JSON of the whole bundle plus one `\\n`.
+
+    Canonical rather than pretty so that there is exactly one byte sequence per bundle: export
+    twice gives identical bytes, and verification can insist on it (`jq .` shows it pretty)."""
+    document = bundle.document if isinstance(bundle, VerifiedBundle) else bundle
+    return canonical_bytes(document) + b"\n"
+
+
+# --------------------------------------------------------------------------- verification
+
+
+PublicKeys = Mapping[str, Ed25519PublicKey | bytes | str]
+
+
+def verify_bundle(
+    document: bytes | bytearray | str | Mapping[str, Any],
+    public_keys: PublicKeys,
+    *,
+    key_owners: Mapping[str, str] | None = None,
+) -> VerifiedBundle:
+    """Check a bundle and return it validated, or raise `BundleInvalid` with the reason.
+
+    `document` is the file's bytes (or text), or an already-parsed JSON object. Bytes must
+    be exactly `serialize_bundle`'s form: strict UTF-8, I-JSON (no duplicate keys, no NaN),
+    RFC 8785 canonical, one trailing newline. `public_keys` maps key id -> trusted public
+    key (`load_public_keys(path)`; PEM values are accepted too). `key_owners`, if given,
+    maps key id -> username and each signature's signer must be its key's owner (the
+    workbench knows who owns which key; a bare key directory does not).
+
+    Checks, in order: parses; is a bundle of this format; `sha256` matches the contents
+    (else "the bundle was altered"); the bytes are canonical; the schema; every signature
+    is by a trusted key and valid; one publisher signature by the manifest's publisher and
+    one approver signature by each manifest approver, and no others."""
+    data: bytes | None = None
+    if isinstance(document, bytes | bytearray | memoryview):
+        data = bytes(document)
+        parsed = parse_bundle_bytes(data)
+    elif isinstance(document, str):
+        data = document.encode("utf-8", "surrogatepass")
+        parsed = parse_bundle_bytes(data)
+    else:
+        parsed = document
+    if not isinstance(parsed, Mapping):
+        raise BundleInvalid(f"a bundle is a JSON object, not {_json_type(parsed)}", Problem.FORMAT)
+    parsed = dict(parsed)
+
+    form = parsed.get("format")
+    if form != FORMAT:
+        shown = "no format" if form is None else f"format {json.dumps(form)}"
+        raise BundleInvalid(
+            f"unsupported bundle: it declares {shown}; this compiler reads '{FORMAT}'",
+            Problem.FORMAT,
+        )
+    claimed = parsed.get("sha256")
+    if not isinstance(claimed, str):
+        raise BundleInvalid("the bundle carries no sha256 string", Problem.SCHEMA)
+    try:
+        actual = bundle_body_hash(parsed)
+        canonical = canonical_bytes(parsed) if data is not None else None
+    except ValueError as exc:  # rfc8785.CanonicalizationError, lone surrogates
+        raise BundleInvalid(
+            f"malformed bundle: not representable as RFC 8785 JSON ({exc})", Problem.MALFORMED
+        ) from None
+    if actual != claimed:
+        raise BundleInvalid(
+            f"the bundle was altered: sha256 {claimed} does not match its contents "
+            f"(which hash to {actual})",
+            Problem.ALTERED,
+        )
+    if canonical is not None and data != canonical + b"\n":
+        raise BundleInvalid(
+            "the bundle file was altered: its contents match its sha256, but its bytes are not "
+            "the canonical form it was exported in (RFC 8785 JSON and one newline); "
+            "whitespace, escapes or number formatting were changed",
+            Problem.NOT_CANONICAL,
+        )
+    try:
+        model = Bundle.model_validate(parsed)
+    except ValidationError as exc:
+        raise _schema_error(exc, "the bundle does not match its format") from None
+
+    trusted = {kid: _public_key(kid, key) for kid, key in public_keys.items()}
+    message = signed_message(model.sha256)
+    for index, sig in enumerate(model.signatures):
+        who = f"'{sig.signer}' ({sig.role}, key {sig.key_id})"
+        key = trusted.get(sig.key_id)
+        if key is None:
+            raise BundleInvalid(
+                f"signatures[{index}] by {who} uses a key that is not among the "
+                f"{len(trusted)} trusted public key(s)",
+                Problem.UNKNOWN_KEY,
+            )
+        if key_owners is not None and key_owners.get(sig.key_id) != sig.signer:
+            owner = key_owners.get(sig.key_id)
+            raise BundleInvalid(
+                f"signatures[{index}] claims to be by '{sig.signer}', but key {sig.key_id} "
+                + (f"belongs to '{owner}'" if owner else "has no known owner"),
+                Problem.WRONG_SIGNER,
+            )
+        try:
+            key.verify(sig.raw, message)
+        except InvalidSignature:
+            raise BundleInvalid(
+                f"bad signature by {who}: it does not sign this bundle's sha256 {model.sha256}",
+                Problem.BAD_SIGNATURE,
+            ) from None
+    _check_signature_set(model)
+    return VerifiedBundle(bundle=model, document=parsed)
+
+
+def parse_bundle_bytes(data: bytes) -> Any:
+    """Strict parsing: UTF-8 without BOM, I-JSON (unique keys, no NaN/Infinity)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleInvalid(
+            f"malformed bundle: not UTF-8 text (byte {exc.start})", Problem.MALFORMED
+        ) from None
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise BundleInvalid(
+            f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            Problem.MALFORMED,
+        ) from None
+    except _NotIJson as exc:
+        raise BundleInvalid(f"malformed JSON: {exc}", Problem.MALFORMED) from None
+
+
+class _NotIJson(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _NotIJson(f"the key {json.dumps(key)} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise _NotIJson(f"{name} is not a JSON number")
+
+
+def _check_signature_set(model: Bundle) -> None:
+    manifest, signatures = model.manifest, model.signatures
+    publishers = [s for s in signatures if s.role == "publisher"]
+    if not publishers:
+        raise BundleInvalid("the bundle has no publisher signature", Problem.SIGNATURES)
+    if len(publishers) > 1:
+        names = ", ".join(f"'{s.signer}'" for s in publishers)
+        raise BundleInvalid(
+            f"the bundle has {len(publishers)} publisher signatures ({names}); "
+            "exactly one is required",
+            Problem.SIGNATURES,
+        )
+    if publishers[0].signer != manifest.publisher:
+        raise BundleInvalid(
+            f"the publisher signature is by '{publishers[0].signer}', but the manifest names "
+            f"'{manifest.publisher}' as publisher",
+            Problem.SIGNATURES,
+        )
+    approvals = Counter(s.signer for s in signatures if s.role == "approver")
+    for name, count in sorted(approvals.items()):
+        if count > 1:
+            raise BundleInvalid(f"'{name}' signed as approver {count} times", Problem.SIGNATURES)
+        if name not in manifest.approvers:
+            raise BundleInvalid(
+                f"an approver signature by '{name}', who is not among the manifest's "
+                f"approvers ({_names(manifest.approvers)})",
+                Problem.SIGNATURES,
+            )
+    for name in manifest.approvers:
+        if name not in approvals:
+            raise BundleInvalid(
+                f"approver '{name}' is listed in the manifest without a matching approver "
+                "signature",
+                Problem.SIGNATURES,
+            )
+    signers_by_key: dict[str, set[str]] = defaultdict(set)
+    for sig in signatures:
+        signers_by_key[sig.key_id].add(sig.signer)
+    for kid, names in sorted(signers_by_key.items()):
+        if len(names) > 1:
+            raise BundleInvalid(
+                f"{_names(sorted(names))} signed with the same key {kid}; "
+                "each person signs with their own key",
+                Problem.SIGNATURES,
+            )
+
+
+def _public_key(kid: str, key: Ed25519PublicKey | bytes | str) -> Ed25519PublicKey:
+    if isinstance(key, Ed25519PublicKey):
+        return key
+    if isinstance(key, bytes | str):
+        return load_public_key(key)
+    raise TypeError(f"public key {kid}: expected an Ed25519PublicKey, not {type(key).__name__}")
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def compile_input_from_bundle(bundle: VerifiedBundle | Bundle, document: Any) -> CompileInput:
+    """The compile input for `document` against the bundle's contract.
+
+    `document` is a compile input without a contract: `request`, `candidates` and optionally
+    `directory`. It may carry a `contract` only if that contract is the bundle's one (equal
+    after validation, i.e. the same contract sha256 in the output); any other contract is
+    refused rather than silently replaced, because the caller evidently meant to compile
+    against something else. Raises `InvalidInput` (exit 2) listing every problem, the
+    contract mismatch included, with locations."""
+    contract = bundle.contract
+    if not isinstance(document, Mapping):
+        raise InvalidInput(
+            [{"loc": [], "msg": f"the input is {_json_type(document)}, not an object"}]
+        )
+    doc = dict(document)
+    problems: list[dict[str, Any]] = []
+    if "contract" in doc:
+        given = doc.pop("contract")
+        if not _same_contract(given, contract):
+            problems.append(
+                {
+                    "loc": ["contract"],
+                    "msg": (
+                        "the input carries a contract that is not the bundle's "
+                        f"('{contract.decision_type}' version '{contract.version}', "
+                        f"sha256 {sha256_hex(contract.model_dump(mode='json'))}); "
+                        "leave `contract` out to compile against the bundle"
+                    ),
+                }
+            )
+    doc["contract"] = contract.model_dump(mode="json")
+    try:
+        compiled = load_input(doc)
+    except InvalidInput as exc:
+        problems.extend(exc.errors)
+    if problems:
+        raise InvalidInput(problems)
+    return compiled
+
+
+def scenario_input(bundle: VerifiedBundle | Bundle, scenario: Scenario | str) -> CompileInput:
+    """One of the bundle's scenarios as a compile input against the bundle's contract, so a
+    service can re-run the published expectations with its own compiler."""
+    if isinstance(scenario, str):
+        found = next((s for s in bundle.scenarios if s.name == scenario), None)
+        if found is None:
+            raise KeyError(f"the bundle has no scenario '{scenario}'")
+        scenario = found
+    document = {
+        "request": scenario.request,
+        "directory": scenario.corpus.directory,
+        "candidates": list(scenario.corpus.candidates),
+    }
+    return compile_input_from_bundle(bundle, document)
+
+
+def _same_contract(given: Any, contract: Contract) -> bool:
+    try:
+        return Contract.model_validate(given) == contract
+    except ValidationError:
+        return False
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _schema_error(exc: ValidationError, headline: str) -> BundleInvalid:
+    errors = [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()]
+    lines = [f"  {_location(e['loc'])}: {e['msg']}" for e in errors]
+    return BundleInvalid(headline + ":\n" + "\n".join(lines), Problem.SCHEMA, errors)
+
+
+def _location(loc: Iterable[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(bundle)"
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names) or "none"
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__
