@@ -1,0 +1,119 @@
+"""`python -m compiler`: outputs and exit codes a retrieval service or CI gate relies on."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+ATLAS = ROOT / "examples" / "atlas.json"
+CONTAMINATED = ROOT / "examples" / "contaminated.json"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_compile_prints_the_packet_and_exits_0():
+    code, out, _ = run("compile", str(ATLAS))
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["result"] == "compiled"
+    assert doc["blocking"] == ["waiver_valid"]
+
+
+def test_refused_compile_exits_1_with_the_refusal(tmp_path):
+    doc = json.loads(ATLAS.read_text())
+    doc["request"]["purpose"] = "marketing"
+    path = tmp_path / "refused.json"
+    path.write_text(json.dumps(doc))
+    code, out, _ = run("compile", str(path))
+    assert code == 1
+    assert json.loads(out)["refusal"] == {
+        "pass": "type-check", "reason": "purpose_not_permitted", "detail": None
+    }
+
+
+def test_invalid_input_exits_2_listing_every_problem(tmp_path):
+    doc = json.loads(ATLAS.read_text())
+    doc["candidates"][0]["tokens"] = -5
+    doc["candidates"][1]["relevance"] = 1.5
+    doc["candidates"][2]["id"] = doc["candidates"][0]["id"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run("compile", str(path))
+    assert code == 2 and out == ""
+    assert "candidates[0].tokens" in err
+    assert "candidates[1].relevance" in err
+    assert "duplicate candidate id 'facility-F102'" in err
+
+    code, out, _ = run("compile", "--json", str(path))
+    assert code == 2
+    listed = json.loads(out)
+    assert listed["result"] == "invalid"
+    locations = [tuple(e["loc"]) for e in listed["errors"]]
+    assert ("candidates", 0, "tokens") in locations
+    assert ("candidates", 1, "relevance") in locations
+    assert ("candidates", 2, "id") in locations
+
+
+def test_unreadable_and_malformed_files_are_invalid_input(tmp_path):
+    code, _, err = run("compile", str(tmp_path / "missing.json"))
+    assert code == 2 and "cannot read" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    code, _, err = run("compile", str(broken))
+    assert code == 2 and "not valid JSON" in err
+
+
+def test_compare_prints_the_three_way_comparison():
+    code, out, _ = run("compare", str(CONTAMINATED), "--top-k", "5")
+    assert code == 0
+    figures = {
+        k: (v["items_passed"], v["unsafe_items"], v["coverage_percent"])
+        for k, v in json.loads(out).items()
+    }
+    assert figures == {
+        "plain_top_k": (5, 4, 75),
+        "post_filter_top_k": (1, 0, 25),
+        "compiled": (4, 0, 100),
+    }
+    code, _, err = run("compare", str(CONTAMINATED), "--top-k", "0")
+    assert code == 2 and "--top-k" in err
+
+
+def test_sweep_prints_each_perturbation_with_its_flips():
+    code, out, _ = run("sweep", str(ATLAS), "--weak-class", "case_note")
+    assert code == 0
+    result = json.loads(out)
+    rows = {r["name"]: r for r in result["perturbations"]}
+    assert rows["hide(workflow-E88)"]["slots"]["review_open"] == "unknown"
+    assert rows["hide(workflow-E88)"]["flips"]["slots"][0]["proposition"] == "review_open"
+
+
+def test_schema_describes_input_and_output():
+    code, out, _ = run("schema")
+    assert code == 0
+    schemas = json.loads(out)
+    assert set(schemas["input"]["properties"]) == {"request", "contract", "directory", "candidates"}
+    assert "slots" in schemas["output"]["properties"]
+    assert schemas["input"]["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("command", ["compile", "sweep"])
+def test_module_entry_point_reads_stdin(command):
+    proc = subprocess.run(
+        [sys.executable, "-m", "compiler", command, "-"],
+        input=ATLAS.read_text(), capture_output=True, text=True, cwd=ROOT, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)

@@ -1,0 +1,215 @@
+"""Perturbations change one predicate each; the standard suite and its flips tell a policy owner
+which slots depend on which fact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from evidence_factories import candidate, compile_doc, delegation, document, request
+
+from compiler import load_input
+from compiler.compare import admitted_ids
+from compiler.perturb import (
+    CONTAMINATION_SIZE,
+    Perturbation,
+    contaminate,
+    contradict,
+    flips,
+    hide,
+    revoke_delegation,
+    shift_days,
+    standard_suite,
+    substitute_class,
+    supersede,
+    swap_principal,
+    sweep,
+)
+from compiler.pipeline import compile_input
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def atlas():
+    return load_input(json.loads((EXAMPLES / "atlas.json").read_text()))
+
+
+def names(suite):
+    return [p.name for p in suite]
+
+
+def test_standard_suite_for_atlas_lists_every_required_perturbation(atlas):
+    suite = standard_suite(atlas, weak_classes=["case_note"])
+    assert names(suite) == [
+        "shift_days(-1)",
+        "shift_days(+1)",
+        "hide(facility-F102)",
+        "hide(policy-P3)",
+        "hide(workflow-E88)",
+        "substitute_class(facility-F102, case_note)",
+        "substitute_class(policy-P3, case_note)",
+        "substitute_class(workflow-E88, case_note)",
+        "swap_principal(outsider, outsider_role)",
+        f"contaminate({CONTAMINATION_SIZE})",
+    ]
+
+
+def test_suite_revokes_the_delegation_only_when_there_is_one(atlas):
+    assert "revoke_delegation" not in names(standard_suite(atlas))
+    delegated = atlas.model_copy(
+        update={
+            "request": atlas.request.model_copy(
+                update={"delegation": load_input(
+                    document(candidate("x"), req=request(delegation=delegation()))
+                ).request.delegation}
+            )
+        }
+    )
+    assert "revoke_delegation" in names(standard_suite(delegated))
+
+
+def test_atlas_sweep_flips_exactly_the_slots_each_fact_supports(atlas):
+    result = sweep(atlas, weak_classes=["case_note"])
+    flipped = {
+        row["name"]: {f["proposition"]: (f["base"], f["variant"]) for f in row["flips"]["slots"]}
+        for row in result["perturbations"]
+    }
+    assert flipped["hide(facility-F102)"] == {"facility_limit": ("supported", "unknown")}
+    assert flipped["substitute_class(policy-P3, case_note)"] == {
+        "continuation_rule": ("supported", "unknown")
+    }
+    # An unrelated employee asking the identical question gets nothing established.
+    assert flipped["swap_principal(outsider, outsider_role)"] == {
+        "facility_limit": ("supported", "unknown"),
+        "review_open": ("supported", "unknown"),
+        "continuation_rule": ("supported", "unknown"),
+    }
+    # Fifty maximally relevant forbidden items change nothing.
+    assert flipped[f"contaminate({CONTAMINATION_SIZE})"] == {}
+    assert result["totals"] == {"perturbations": 10, "with_flips": 7, "flipped_slots": 9}
+
+
+def test_contaminants_all_fail_admission_and_outrank_everything(atlas):
+    polluted = contaminate(atlas, CONTAMINATION_SIZE)
+    added = [c for c in polluted.candidates if c.id.startswith("contaminant-")]
+    assert len(added) == CONTAMINATION_SIZE
+    assert all(c.relevance == 1.0 for c in added)
+    assert admitted_ids(polluted) == admitted_ids(atlas)
+    out = compile_input(polluted)
+    reasons = {r["reason"] for r in out.rejected if r["id"].startswith("contaminant-")}
+    assert reasons == {"not_authorised", "not_applicable", "wrong_evidence_class"}
+
+
+def test_moving_the_decision_a_day_changes_the_governing_rule():
+    # A local transition addendum governs until midnight on its last day; then the group
+    # manual applies. Text and identity are unchanged; only the date moves.
+    addendum = candidate(
+        "addendum-L1", evidence_class="policy_clause", supports=["continuation_rule"],
+        valid_from="2026-07-01", valid_to="2026-09-30", relevance=0.6,
+    )
+    manual = candidate(
+        "manual-G4", evidence_class="policy_clause", supports=["continuation_rule"],
+        valid_from="2026-01-01", superseded_by="addendum-L1", relevance=0.5,
+    )
+    con = {
+        "decision_type": "credit.review.continuation", "version": "1",
+        "purposes": ["annual_credit_review"],
+        "propositions": [{"key": "continuation_rule", "accepted_classes": ["policy_clause"]}],
+    }
+    base_doc = load_input(document(addendum, manual, con=con, decision_date="2026-09-30"))
+    base = compile_input(base_doc)
+    assert base.packet_ids == ("addendum-L1",)
+    assert str(base.valid_until) == "2026-09-30"
+    moved = compile_input(shift_days(base_doc, 1))
+    assert moved.packet_ids == ("manual-G4",)
+    change = flips(base, moved, base_doc)
+    assert change["slots"] == []  # still supported...
+    assert change["admitted_added"] == ["manual-G4"]  # ...but by a different rule
+    assert change["admitted_removed"] == ["addendum-L1"]
+
+
+def test_supersede_and_substitute_change_one_candidate_only(atlas):
+    superseded = supersede(atlas, "policy-P3")
+    assert [c.id for c in superseded.candidates if c.superseded] == ["policy-P2", "policy-P3"]
+    substituted = substitute_class(atlas, "facility-F102", "case_note")
+    changed = [
+        (a.id, b.evidence_class)
+        for a, b in zip(atlas.candidates, substituted.candidates, strict=True)
+        if a != b
+    ]
+    assert changed == [("facility-F102", "case_note")]
+    out = compile_input(substituted)
+    assert out.slot("facility_limit").state == "unknown"
+    assert ("facility-F102", "wrong_evidence_class") in {
+        (r["id"], r["reason"]) for r in out.rejected
+    }
+
+
+def test_swap_principal_follows_the_delegation():
+    doc = load_input(document(candidate("a"), req=request(delegation=delegation())))
+    swapped = swap_principal(doc, "omar", ["ops"])
+    assert swapped.request.principal == "omar"
+    assert swapped.request.delegation.on_behalf_of == "omar"
+
+
+def test_revoked_delegation_refuses_and_every_slot_reads_refused():
+    doc = load_input(document(candidate("a"), req=request(delegation=delegation())))
+    result = sweep(doc, [Perturbation("revoke_delegation")])
+    row = result["perturbations"][0]
+    assert row["result"] == "refused"
+    assert row["slots"] == {"facility_limit": "refused"}
+    assert row["flips"]["refusal"]["reason"] == "delegation_invalid"
+    with pytest.raises(ValueError, match="no delegation"):
+        revoke_delegation(load_input(document(candidate("a"))))
+
+
+def test_hide_takes_dependants_along_and_keeps_the_input_valid():
+    doc = load_input(
+        document(
+            candidate("base-record"),
+            candidate("annex", depends_on=["base-record"], supports=[], role="support",
+                      evidence_class="annex"),
+            named=["annex"],
+        )
+    )
+    hidden = hide(doc, "base-record")
+    assert [c.id for c in hidden.candidates] == []
+    assert hidden.request.named == ()
+    with pytest.raises(ValueError, match="no candidate 'missing'"):
+        hide(doc, "missing")
+
+
+def test_contradict_makes_a_supported_slot_contradicted(atlas):
+    out = compile_input(contradict(atlas, "facility_limit"))
+    slot = out.slot("facility_limit")
+    assert (slot.state, slot.reason) == ("contradicted", "sources_disagree")
+    assert "contradiction-facility_limit" in slot.resource_ids
+    with pytest.raises(ValueError, match="no proposition 'nope'"):
+        contradict(atlas, "nope")
+
+
+def test_perturbations_are_data_that_replays(atlas):
+    perturbation = Perturbation("shift_days", {"days": 1})
+    assert perturbation.to_json() == {
+        "name": "shift_days(+1)", "operator": "shift_days", "args": {"days": 1}
+    }
+    assert perturbation.apply(atlas) == shift_days(atlas, 1)
+    with pytest.raises(ValueError, match="unknown perturbation operator 'teleport'"):
+        Perturbation("teleport").apply(atlas)
+
+
+def test_sweep_is_deterministic_under_candidate_order(atlas):
+    reversed_doc = atlas.model_copy(update={"candidates": tuple(reversed(atlas.candidates))})
+    assert json.dumps(sweep(atlas), sort_keys=True) == json.dumps(
+        sweep(reversed_doc), sort_keys=True
+    )
+
+
+def test_flips_report_packet_and_token_changes(atlas):
+    base = compile_doc(json.loads((EXAMPLES / "atlas.json").read_text()))
+    variant = compile_input(hide(atlas, "workflow-E88"))
+    change = flips(base, variant, atlas)
+    assert change["packet_removed"] == ["workflow-E88"]
+    assert change["tokens"] == {"base": 530, "variant": 440}
