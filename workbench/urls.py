@@ -1,3 +1,35 @@
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from . import views
+
+version = "types/<str:key>/v<int:number>/"
+proposition = version + "propositions/<int:pk>/"
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
+    path("source-classes/", views.source_class_list, name="source_class_list"),
+    path("source-classes/new/", views.source_class_create, name="source_class_create"),
+    path("source-classes/<str:key>/edit/", views.source_class_edit, name="source_class_edit"),
+    path("new-decision-type/", views.decision_type_create, name="decision_type_create"),
+    path("types/<str:key>/", views.decision_type_detail, name="decision_type_detail"),
+    path(version, views.version_detail, name="version_detail"),
+    path(version + "lint/", views.version_lint, name="version_lint"),
+    path(version + "preview/", views.version_preview, name="version_preview"),
+    path(version + "history/", views.version_history, name="version_history"),
+    path(version + "contract.json", views.version_contract_json, name="version_contract_json"),
+    path(version + "settings/", views.version_settings, name="version_settings"),
+    path(version + "propositions/", views.proposition_add, name="proposition_add"),
+    path(proposition + "edit/", views.proposition_edit, name="proposition_edit"),
+    path(proposition + "delete/", views.proposition_delete, name="proposition_delete"),
+    path(proposition + "move/", views.proposition_move, name="proposition_move"),
+    path(proposition + "classes/", views.accepted_class_add, name="accepted_class_add"),
+    path(proposition + "classes/move/", views.accepted_class_move, name="accepted_class_move"),
+    path(
+        proposition + "classes/remove/", views.accepted_class_remove, name="accepted_class_remove"
+    ),
+]

@@ -1,0 +1,135 @@
+"""Forms parse input; the services in `contracts.services` decide and write."""
+
+from __future__ import annotations
+
+from django import forms
+
+from compiler.codes import OrderRole
+from contracts.models import KEY_HELP, ContractVersion, SourceClass, key_validator
+
+DIRECTION_CHOICES = [("up", "Up"), ("down", "Down")]
+
+
+def split_list(value: str) -> list[str]:
+    """Items separated by commas or new lines, blanks dropped, order kept."""
+    items = (part.strip() for line in value.splitlines() for part in line.split(","))
+    return [item for item in items if item]
+
+
+class ListField(forms.CharField):
+    """A list typed as comma- or line-separated text."""
+
+    def __init__(self, *, item_validators=(), **kwargs) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+        self.item_validators = list(item_validators)
+
+    def prepare_value(self, value):
+        if isinstance(value, list | tuple):
+            return ", ".join(value)
+        return value
+
+    def to_python(self, value) -> list[str]:
+        return split_list(super().to_python(value) or "")
+
+    def validate(self, value) -> None:
+        if self.required and not value:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+
+    def run_validators(self, value) -> None:
+        for item in value:
+            for validator in self.item_validators:
+                validator(item)
+
+
+class LockForm(forms.Form):
+    """Every edit of a draft carries the lock version the page was rendered with."""
+
+    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+
+
+class MoveForm(LockForm):
+    direction = forms.ChoiceField(choices=DIRECTION_CHOICES)
+
+
+class SourceClassForm(forms.ModelForm):
+    class Meta:
+        model = SourceClass
+        fields = ["key", "label", "description", "authority_tier", "weak", "retired"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+
+
+class SourceClassEditForm(SourceClassForm):
+    """The key is fixed once created: contract versions refer to classes by key."""
+
+    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+
+    class Meta(SourceClassForm.Meta):
+        fields = ["label", "description", "authority_tier", "weak", "retired"]
+
+
+class DecisionTypeForm(forms.Form):
+    key = forms.CharField(max_length=120, help_text="e.g. credit.review.continuation")
+    title = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    purposes = ListField(
+        item_validators=[key_validator], help_text="Comma-separated, e.g. annual_credit_review"
+    )
+
+
+class PropositionForm(LockForm):
+    key = forms.CharField(max_length=64, help_text=KEY_HELP)
+    description = forms.CharField(required=False, max_length=2000)
+    required = forms.BooleanField(required=False, initial=True, help_text="A gap blocks.")
+    max_items = forms.IntegerField(min_value=1, initial=1)
+
+
+class PropositionAddForm(PropositionForm):
+    accepted_classes = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="In precedence order; reorder after adding.",
+    )
+
+    def __init__(self, *args, class_choices: list[tuple[str, str]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["accepted_classes"].choices = class_choices
+
+
+class AcceptedClassForm(LockForm):
+    class_key = forms.ChoiceField(label="Accept class")
+
+    def __init__(self, *args, class_choices: list[tuple[str, str]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["class_key"].choices = class_choices
+
+
+class AcceptedClassMoveForm(MoveForm):
+    class_key = forms.CharField(max_length=64)
+
+
+class AcceptedClassRemoveForm(LockForm):
+    class_key = forms.CharField(max_length=64)
+
+
+class SettingsForm(LockForm):
+    purposes = ListField(item_validators=[key_validator], help_text="Comma-separated.")
+    policy_name = forms.CharField(max_length=64, validators=[key_validator])
+    policy_version = forms.IntegerField(min_value=1)
+    min_relevance = forms.FloatField(min_value=0.0, max_value=1.0)
+    role_order = ListField(
+        required=True, help_text="Each of " + ", ".join(str(r) for r in OrderRole) + " once."
+    )
+
+    @classmethod
+    def for_version(cls, version: ContractVersion) -> SettingsForm:
+        return cls(
+            initial={
+                "lock_version": version.lock_version,
+                "purposes": version.purposes,
+                "policy_name": version.policy_name,
+                "policy_version": version.policy_version,
+                "min_relevance": version.min_relevance,
+                "role_order": version.role_order,
+            }
+        )

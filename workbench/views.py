@@ -1,0 +1,539 @@
+"""The browser UI: small function views that parse input, call a service or selector, render.
+
+The contract editor is one template, `contracts/decision_type.html`, whose fragments are named
+partials: an htmx request gets only the fragment it swaps, a plain request the whole page, so
+every page works without JavaScript. Permission is checked here and in the selectors, never
+only in a template: a client can ask for any fragment directly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import trigger_client_event
+
+from contracts import selectors, services
+from contracts.models import ContractVersion, Proposition, SourceClass
+
+from . import forms
+
+EDITOR_TEMPLATE = "contracts/decision_type.html"
+CHANGED_EVENT = "contractChanged"
+
+# Messages tests assert on.
+SOURCE_CLASS_SAVED = "Saved source class '{key}'."
+DECISION_TYPE_CREATED = "Created '{key}' with an empty draft, version 1."
+PROPOSITION_GONE = "That proposition no longer exists; someone else deleted it."
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _form_errors(form: forms.forms.Form, error: ValidationError) -> None:
+    """Put a service's ValidationError on the form: on its field where the form has one."""
+    if hasattr(error, "error_dict"):
+        for field, errors in error.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, error.messages)
+
+
+def _require_edit(request: HttpRequest, version: ContractVersion) -> None:
+    if not selectors.can_edit(user=request.user, decision_type=version.decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+
+
+def _class_choices(exclude: list[str] | tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    return [
+        (c.key, f"{c.key} — {c.label}" + (" (weak)" if c.weak else ""))
+        for c in selectors.source_classes()
+        if not c.retired and c.key not in exclude
+    ]
+
+
+@dataclass(frozen=True)
+class AcceptedClass:
+    key: str
+    source_class: SourceClass | None  # None: not in the catalogue
+
+
+@dataclass
+class PropositionRow:
+    proposition: Proposition
+    classes: list[AcceptedClass]
+    accept_form: forms.AcceptedClassForm
+    edit_form: forms.PropositionForm | None = None
+
+
+def _editor_context(
+    request: HttpRequest,
+    version: ContractVersion,
+    *,
+    editing: tuple[int, forms.PropositionForm] | None = None,
+    accept_form: tuple[int, forms.AcceptedClassForm] | None = None,
+    add_form: forms.PropositionAddForm | None = None,
+    settings_form: forms.SettingsForm | None = None,
+    errors: list[str] | None = None,
+    conflict: str | None = None,
+) -> dict[str, Any]:
+    version.refresh_from_db()
+    decision_type = version.decision_type
+    editable = version.is_editable and selectors.can_edit(
+        user=request.user, decision_type=decision_type
+    )
+    lock = {"lock_version": version.lock_version}
+    catalogue = selectors.source_class_catalogue()
+    rows = []
+    for proposition in version.propositions.all():
+        row = PropositionRow(
+            proposition=proposition,
+            classes=[AcceptedClass(k, catalogue.get(k)) for k in proposition.accepted_classes],
+            accept_form=forms.AcceptedClassForm(
+                initial=lock, class_choices=_class_choices(proposition.accepted_classes)
+            ),
+        )
+        if accept_form and accept_form[0] == proposition.pk:
+            row.accept_form = accept_form[1]
+        if editing and editing[0] == proposition.pk:
+            row.edit_form = editing[1]
+        rows.append(row)
+    preview = selectors.version_preview(version=version)
+    return {
+        "decision_type": decision_type,
+        "version": version,
+        "versions": decision_type.versions.order_by("-number"),
+        "editable": editable,
+        "lock_version": version.lock_version,
+        "rows": rows,
+        "add_form": add_form
+        or forms.PropositionAddForm(initial=lock, class_choices=_class_choices()),
+        "settings_form": settings_form or forms.SettingsForm.for_version(version),
+        "errors": errors or [],
+        "conflict": conflict,
+        "findings": selectors.version_lint(version=version),
+        "preview": preview,
+        "preview_json": json.dumps(
+            preview.compiler_document if preview.valid else preview.document, indent=2
+        ),
+        "history": selectors.history(decision_type=decision_type),
+    }
+
+
+def _render_version(
+    request: HttpRequest,
+    version: ContractVersion,
+    partial: str = "editor",
+    *,
+    status: int = 200,
+    **context: Any,
+) -> HttpResponse:
+    template = f"{EDITOR_TEMPLATE}#{partial}" if request.htmx else EDITOR_TEMPLATE
+    return render(request, template, _editor_context(request, version, **context), status=status)
+
+
+def _version_url(version: ContractVersion) -> str:
+    return reverse(
+        "version_detail",
+        kwargs={"key": version.decision_type.key, "number": version.number},
+    )
+
+
+def _edit(
+    request: HttpRequest,
+    version: ContractVersion,
+    form: forms.forms.Form,
+    change: Callable[[dict[str, Any]], object],
+    *,
+    on_invalid: Callable[[forms.forms.Form], dict[str, Any]] | None = None,
+) -> HttpResponse:
+    """Validate `form`, apply `change` through a service and answer.
+
+    Success: the fresh editor (htmx, with the event that refreshes the lint, preview and
+    history panels) or a redirect to the page. Invalid input: 422 with the errors inline.
+    A stale lock version: 409 with the current state and nothing saved.
+    """
+    if form.is_valid():
+        try:
+            change(form.cleaned_data)
+        except services.EditConflict as conflict:
+            response = _render_version(request, version, status=409, conflict=conflict.message)
+            trigger_client_event(response, CHANGED_EVENT)
+            return response
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            if not request.htmx:
+                return redirect(_version_url(version) + "#editor")
+            response = _render_version(request, version)
+            trigger_client_event(response, CHANGED_EVENT)
+            return response
+    context = (
+        on_invalid(form)
+        if on_invalid
+        else {"errors": [e for errors in form.errors.values() for e in errors]}
+    )
+    return _render_version(request, version, status=422, **context)
+
+
+def _proposition(version: ContractVersion, pk: int) -> Proposition | None:
+    return version.propositions.filter(pk=pk).first()
+
+
+def _gone(request: HttpRequest, version: ContractVersion) -> HttpResponse:
+    response = _render_version(request, version, status=409, conflict=PROPOSITION_GONE)
+    trigger_client_event(response, CHANGED_EVENT)
+    return response
+
+
+# --------------------------------------------------------------------------- dashboard
+
+
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "workbench/dashboard.html",
+        {
+            "rows": selectors.dashboard_rows(user=request.user),
+            "can_create": request.user.has_perm("contracts.add_decisiontype"),
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def decision_type_create(request: HttpRequest) -> HttpResponse:
+    if not request.user.has_perm("contracts.add_decisiontype"):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    form = forms.DecisionTypeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            decision_type = services.decision_type_create(actor=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, DECISION_TYPE_CREATED.format(key=decision_type.key))
+            return redirect("decision_type_detail", key=decision_type.key)
+    status = 422 if form.is_bound else 200
+    return render(request, "workbench/decision_type_form.html", {"form": form}, status=status)
+
+
+# --------------------------------------------------------------------------- source classes
+
+
+@require_GET
+def source_class_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "workbench/source_classes.html",
+        {
+            "source_classes": selectors.source_classes(),
+            "can_create": request.user.has_perm("contracts.add_sourceclass"),
+            "can_change": request.user.has_perm("contracts.change_sourceclass"),
+        },
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def source_class_create(request: HttpRequest) -> HttpResponse:
+    if not request.user.has_perm("contracts.add_sourceclass"):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    form = forms.SourceClassForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            source_class = services.source_class_create(actor=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            _form_errors(form, error)
+        else:
+            messages.success(request, SOURCE_CLASS_SAVED.format(key=source_class.key))
+            return redirect("source_class_list")
+    status = 422 if form.is_bound else 200
+    return render(
+        request, "workbench/source_class_form.html", {"form": form, "creating": True}, status=status
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def source_class_edit(request: HttpRequest, key: str) -> HttpResponse:
+    if not request.user.has_perm("contracts.change_sourceclass"):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    source_class = selectors.source_class_get(key=key)
+    conflict = None
+    status = 200
+    if request.method == "POST":
+        # A ModelForm would write the posted values onto the instance; keep it untouched.
+        form = forms.SourceClassEditForm(request.POST, instance=SourceClass(key=key))
+        if form.is_valid():
+            try:
+                services.source_class_update(
+                    actor=request.user,
+                    source_class=source_class,
+                    expected_lock_version=form.cleaned_data["lock_version"],
+                    **{f: form.cleaned_data[f] for f in forms.SourceClassEditForm.Meta.fields},
+                )
+            except services.EditConflict as error:
+                conflict, status = error.message, 409
+                source_class.refresh_from_db()
+                form = _source_class_edit_form(source_class)
+            except ValidationError as error:
+                _form_errors(form, error)
+                status = 422
+            else:
+                messages.success(request, SOURCE_CLASS_SAVED.format(key=key))
+                return redirect("source_class_list")
+        else:
+            status = 422
+    else:
+        form = _source_class_edit_form(source_class)
+    return render(
+        request,
+        "workbench/source_class_form.html",
+        {"form": form, "source_class": source_class, "conflict": conflict},
+        status=status,
+    )
+
+
+def _source_class_edit_form(source_class: SourceClass) -> forms.SourceClassEditForm:
+    return forms.SourceClassEditForm(
+        instance=source_class, initial={"lock_version": source_class.lock_version}
+    )
+
+
+# --------------------------------------------------------------------------- contract editor
+
+
+@require_GET
+def decision_type_detail(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    version = selectors.current_version(decision_type=decision_type)
+    if version is None:
+        return render(request, EDITOR_TEMPLATE, {"decision_type": decision_type, "version": None})
+    return _render_version(request, version)
+
+
+@require_GET
+def version_detail(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    return _render_version(request, version)
+
+
+@require_GET
+def version_lint(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    return _render_version(request, version, "lint")
+
+
+@require_GET
+def version_preview(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    return _render_version(request, version, "preview")
+
+
+@require_GET
+def version_history(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    return _render_version(request, version, "history")
+
+
+@require_GET
+def version_contract_json(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    """Exactly what the compiler receives, or 422 with every reason it would refuse it."""
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    preview = selectors.version_preview(version=version)
+    if not preview.valid:
+        problems = [{"loc": list(p.loc), "msg": p.msg} for p in preview.problems]
+        return JsonResponse({"result": "invalid", "errors": problems}, status=422)
+    return JsonResponse(preview.compiler_document, json_dumps_params={"indent": 2})
+
+
+@require_POST
+def version_settings(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    form = forms.SettingsForm(request.POST)
+    return _edit(
+        request,
+        version,
+        form,
+        lambda data: services.version_update_settings(
+            actor=request.user,
+            version=version,
+            expected_lock_version=data["lock_version"],
+            purposes=data["purposes"],
+            policy_name=data["policy_name"],
+            policy_version=data["policy_version"],
+            min_relevance=data["min_relevance"],
+            role_order=data["role_order"],
+        ),
+        on_invalid=lambda form: {"settings_form": form},
+    )
+
+
+@require_POST
+def proposition_add(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    form = forms.PropositionAddForm(request.POST, class_choices=_class_choices())
+    return _edit(
+        request,
+        version,
+        form,
+        lambda data: services.proposition_add(
+            actor=request.user,
+            version=version,
+            expected_lock_version=data["lock_version"],
+            key=data["key"],
+            description=data["description"],
+            accepted_classes=data["accepted_classes"],
+            required=data["required"],
+            max_items=data["max_items"],
+        ),
+        on_invalid=lambda form: {"add_form": form},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def proposition_edit(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    if request.method == "GET":
+        form = forms.PropositionForm(
+            initial={
+                "lock_version": version.lock_version,
+                "key": proposition.key,
+                "description": proposition.description,
+                "required": proposition.required,
+                "max_items": proposition.max_items,
+            }
+        )
+        return _render_version(request, version, editing=(pk, form))
+    return _edit(
+        request,
+        version,
+        forms.PropositionForm(request.POST),
+        lambda data: services.proposition_update(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            key=data["key"],
+            description=data["description"],
+            required=data["required"],
+            max_items=data["max_items"],
+        ),
+        on_invalid=lambda form: {"editing": (pk, form)},
+    )
+
+
+@require_POST
+def proposition_delete(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    return _edit(
+        request,
+        version,
+        forms.LockForm(request.POST),
+        lambda data: services.proposition_delete(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+        ),
+    )
+
+
+@require_POST
+def proposition_move(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    return _edit(
+        request,
+        version,
+        forms.MoveForm(request.POST),
+        lambda data: services.proposition_move(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            direction=data["direction"],
+        ),
+    )
+
+
+@require_POST
+def accepted_class_add(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    form = forms.AcceptedClassForm(
+        request.POST, class_choices=_class_choices(proposition.accepted_classes)
+    )
+    return _edit(
+        request,
+        version,
+        form,
+        lambda data: services.accepted_class_add(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            class_key=data["class_key"],
+        ),
+        on_invalid=lambda form: {"accept_form": (pk, form)},
+    )
+
+
+@require_POST
+def accepted_class_move(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    return _edit(
+        request,
+        version,
+        forms.AcceptedClassMoveForm(request.POST),
+        lambda data: services.accepted_class_move(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            class_key=data["class_key"],
+            direction=data["direction"],
+        ),
+    )
+
+
+@require_POST
+def accepted_class_remove(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require_edit(request, version)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    return _edit(
+        request,
+        version,
+        forms.AcceptedClassRemoveForm(request.POST),
+        lambda data: services.accepted_class_remove(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            class_key=data["class_key"],
+        ),
+    )
