@@ -485,7 +485,7 @@ def verify_bundle(
     try:
         model = Bundle.model_validate(parsed)
     except ValidationError as exc:
-        raise _schema_error(exc, "the bundle does not match its format") from None
+        raise _schema_error(exc, f"the bundle does not match the {FORMAT} schema") from None
 
     trusted = {kid: _public_key(kid, key) for kid, key in public_keys.items()}
     message = signed_message(model.sha256)
@@ -494,8 +494,8 @@ def verify_bundle(
         key = trusted.get(sig.key_id)
         if key is None:
             raise BundleInvalid(
-                f"signatures[{index}] by {who} uses a key that is not among the "
-                f"{len(trusted)} trusted public key(s)",
+                f"unknown key: signatures[{index}] by {who} was made with a key that is not "
+                f"among the {len(trusted)} trusted public key(s)",
                 Problem.UNKNOWN_KEY,
             )
         if key_owners is not None and key_owners.get(sig.key_id) != sig.signer:

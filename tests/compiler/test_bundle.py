@@ -732,3 +732,10 @@ def test_bundles_do_not_import_django():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_a_pretty_copy_verifies_once_parsed(data: bytes):
+    pretty = json.dumps(json.loads(data), indent=2).encode()
+    assert problem_of(pretty).problem is Problem.NOT_CANONICAL
+    verified = verify_bundle(json.loads(pretty), TRUSTED)
+    assert serialize_bundle(verified) == data
