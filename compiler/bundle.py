@@ -25,8 +25,9 @@ A bundle is one JSON object (docs/bundles.md has the full description)::
   changing any single byte of a bundle file makes verification fail.
 
 Public API: `sign_bundle`, `serialize_bundle`, `verify_bundle` -> `VerifiedBundle`,
-`compile_input_from_bundle`, `scenario_input`, `bundle_body_hash`, `BundleInvalid`, and from
-`compiler.keys` (re-exported) `key_id` and `load_public_keys`.
+`inspect_bundle` (integrity without keys), `compile_input_from_bundle`, `scenario_input`,
+`bundle_body_hash`, `BundleInvalid`, and from `compiler.keys` (re-exported) `key_id` and
+`load_public_keys`.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ __all__ = [
     "bundle_body",
     "bundle_body_hash",
     "compile_input_from_bundle",
+    "inspect_bundle",
     "key_id",
     "load_public_keys",
     "normalise_body",
@@ -447,46 +449,7 @@ def verify_bundle(
     valid; one publisher signature by the manifest's publisher and one approver signature by
     each manifest approver, and no others; finally, for bytes, that they are exactly the
     canonical form (so a change the JSON parser would not notice still fails)."""
-    data: bytes | None = None
-    if isinstance(document, bytes | bytearray | memoryview):
-        data = bytes(document)
-        parsed = parse_bundle_bytes(data)
-    elif isinstance(document, str):
-        data = document.encode("utf-8", "surrogatepass")
-        parsed = parse_bundle_bytes(data)
-    else:
-        parsed = document
-    if not isinstance(parsed, Mapping):
-        raise BundleInvalid(f"a bundle is a JSON object, not {_json_type(parsed)}", Problem.FORMAT)
-    parsed = dict(parsed)
-
-    form = parsed.get("format")
-    if form != FORMAT:
-        shown = "no format" if form is None else f"format {json.dumps(form)}"
-        raise BundleInvalid(
-            f"unsupported bundle: it declares {shown}; this compiler reads '{FORMAT}'",
-            Problem.FORMAT,
-        )
-    claimed = parsed.get("sha256")
-    if not isinstance(claimed, str):
-        raise BundleInvalid("the bundle carries no sha256 string", Problem.SCHEMA)
-    try:
-        actual = bundle_body_hash(parsed)
-    except ValueError as exc:  # rfc8785.CanonicalizationError, lone surrogates
-        raise BundleInvalid(
-            f"malformed bundle: not representable as RFC 8785 JSON ({exc})", Problem.MALFORMED
-        ) from None
-    if actual != claimed:
-        raise BundleInvalid(
-            f"the bundle was altered: sha256 {claimed} does not match its contents "
-            f"(which hash to {actual})",
-            Problem.ALTERED,
-        )
-    try:
-        model = Bundle.model_validate(parsed)
-    except ValidationError as exc:
-        raise _schema_error(exc, f"the bundle does not match the {FORMAT} schema") from None
-
+    data, parsed, model = _integrity(document)
     trusted = {kid: _public_key(kid, key) for kid, key in public_keys.items()}
     message = signed_message(model.sha256)
     for index, sig in enumerate(model.signatures):
@@ -513,6 +476,69 @@ def verify_bundle(
                 Problem.BAD_SIGNATURE,
             ) from None
     _check_signature_set(model)
+    _check_file_form(data, parsed)
+    return VerifiedBundle(bundle=model, document=parsed)
+
+
+def inspect_bundle(document: bytes | bytearray | str | Mapping[str, Any]) -> Bundle:
+    """Integrity only, for looking at a bundle: it parses, has this format, its sha256
+    matches its contents, it fits the schema, its signatures name the manifest's people and
+    (for bytes) it is in the canonical file form. The signatures are NOT verified against
+    any key, so nothing here says who made it: never compile production requests against
+    an inspected bundle; use `verify_bundle`."""
+    data, parsed, model = _integrity(document)
+    _check_signature_set(model)
+    _check_file_form(data, parsed)
+    return model
+
+
+def _integrity(
+    document: bytes | bytearray | str | Mapping[str, Any],
+) -> tuple[bytes | None, dict[str, Any], Bundle]:
+    """Parse, format, hash, schema: everything that needs no key."""
+    data: bytes | None = None
+    if isinstance(document, bytes | bytearray | memoryview):
+        data = bytes(document)
+        parsed = parse_bundle_bytes(data)
+    elif isinstance(document, str):
+        data = document.encode("utf-8", "surrogatepass")
+        parsed = parse_bundle_bytes(data)
+    else:
+        parsed = document
+    if not isinstance(parsed, Mapping):
+        raise BundleInvalid(f"a bundle is a JSON object, not {_json_type(parsed)}", Problem.FORMAT)
+    parsed = dict(parsed)
+
+    form = parsed.get("format")
+    if form != FORMAT:
+        shown = "no format" if form is None else f"format {json.dumps(form)}"
+        raise BundleInvalid(
+            f"unsupported bundle: it declares {shown}; this compiler reads '{FORMAT}'",
+            Problem.FORMAT,
+        )
+    claimed = parsed.get("sha256")
+    if not isinstance(claimed, str):
+        raise BundleInvalid("the bundle carries no sha256 string", Problem.SCHEMA)
+    try:
+        actual = bundle_body_hash(parsed)
+    except (ValueError, TypeError, RecursionError) as exc:  # rfc8785 errors, lone surrogates
+        raise BundleInvalid(
+            f"malformed bundle: not representable as RFC 8785 JSON ({exc})", Problem.MALFORMED
+        ) from None
+    if actual != claimed:
+        raise BundleInvalid(
+            f"the bundle was altered: sha256 {claimed} does not match its contents "
+            f"(which hash to {actual})",
+            Problem.ALTERED,
+        )
+    try:
+        model = Bundle.model_validate(parsed)
+    except ValidationError as exc:
+        raise _schema_error(exc, f"the bundle does not match the {FORMAT} schema") from None
+    return data, parsed, model
+
+
+def _check_file_form(data: bytes | None, parsed: Mapping[str, Any]) -> None:
     # Last: everything that was signed is intact, so only the file's bytes can be off.
     if data is not None and data != serialize_bundle(parsed):
         raise BundleInvalid(
@@ -521,7 +547,6 @@ def verify_bundle(
             "newline); whitespace, escapes, key order or number formatting were changed",
             Problem.NOT_CANONICAL,
         )
-    return VerifiedBundle(bundle=model, document=parsed)
 
 
 def parse_bundle_bytes(data: bytes) -> Any:
@@ -540,6 +565,10 @@ def parse_bundle_bytes(data: bytes) -> Any:
             Problem.MALFORMED,
         ) from None
     except _NotIJson as exc:
+        raise BundleInvalid(f"malformed JSON: {exc}", Problem.MALFORMED) from None
+    except RecursionError:
+        raise BundleInvalid("malformed JSON: nested too deeply", Problem.MALFORMED) from None
+    except ValueError as exc:  # e.g. an integer literal with thousands of digits
         raise BundleInvalid(f"malformed JSON: {exc}", Problem.MALFORMED) from None
 
 

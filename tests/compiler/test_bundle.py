@@ -25,6 +25,7 @@ from compiler.bundle import (
     bundle_body,
     bundle_body_hash,
     compile_input_from_bundle,
+    inspect_bundle,
     scenario_input,
     serialize_bundle,
     sign_bundle,
@@ -331,6 +332,8 @@ def test_replacing_inserting_or_deleting_any_byte_fails_verification(data: bytes
         (lambda d: d.replace(b"1e-7", b"1e999"), Problem.MALFORMED),
         (lambda d: d.replace(b'"content":"x"', b'"content":"x","content":"x"'), Problem.MALFORMED),
         (lambda d: d.replace(b'"content":"x"', b'"content":"y"'), Problem.ALTERED),
+        (lambda d: b"[" * 100_000, Problem.MALFORMED),
+        (lambda d: b"[" + b"1" * 5000 + b"]", Problem.MALFORMED),
         (lambda d: b"[]\n", Problem.FORMAT),
         (lambda d: d.replace(FORMAT.encode(), b"evidence-workbench.bundle/2"), Problem.FORMAT),
     ],
@@ -739,3 +742,22 @@ def test_a_pretty_copy_verifies_once_parsed(data: bytes):
     assert problem_of(pretty).problem is Problem.NOT_CANONICAL
     verified = verify_bundle(json.loads(pretty), TRUSTED)
     assert serialize_bundle(verified) == data
+
+
+def test_inspect_checks_integrity_but_no_key(data: bytes, signed: dict):
+    bundle = inspect_bundle(data)
+    assert bundle.sha256 == signed["sha256"]
+    assert problem_of_inspect(data.replace(b'"content":"x"', b'"content":"y"')) is Problem.ALTERED
+    assert problem_of_inspect(data[:-1]) is Problem.NOT_CANONICAL
+    forged = copy.deepcopy(signed)
+    forged["signatures"] = forged["signatures"][:2]
+    assert problem_of_inspect(forged) is Problem.SIGNATURES
+    # A stranger's signature passes inspection: that is what verify_bundle is for.
+    stranger = sign_bundle(small_body(), [SIGNERS[0], SIGNERS[1], ("carol", "approver", MALLORY)])
+    assert inspect_bundle(stranger).signatures[2].key_id == key_id(MALLORY)
+
+
+def problem_of_inspect(document) -> Problem:
+    with pytest.raises(BundleInvalid) as caught:
+        inspect_bundle(document)
+    return caught.value.problem
