@@ -8,6 +8,7 @@ Every change goes through `contracts.services`, so the demo has an audit trail l
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -38,86 +39,42 @@ PEOPLE = (
 )
 OWNER, REVIEWER, VIEWER = (p.username for p in PEOPLE)
 
-# key, label, tier, weak, description
-SOURCE_CLASSES: tuple[tuple[str, str, Tier, bool, str], ...] = (
-    (
-        "facility_record",
-        "Facility record",
-        Tier.SYSTEM_OF_RECORD,
-        False,
-        "The facility system's record of an approved limit.",
-    ),
-    (
-        "workflow_event",
-        "Workflow event",
-        Tier.SYSTEM_OF_RECORD,
-        False,
-        "A state change in the review workflow, e.g. an annual review opened.",
-    ),
-    (
-        "policy_clause",
-        "Policy clause",
-        Tier.CONTROLLED_DOCUMENT,
-        False,
-        "A clause of the current, applicable credit or refund policy.",
-    ),
-    (
-        "approved_waiver",
-        "Approved waiver",
-        Tier.APPROVED_INSTRUMENT,
-        False,
-        "A waiver object approved by its authority, with its validity interval.",
-    ),
-    (
-        "committee_record",
-        "Committee record",
-        Tier.APPROVED_INSTRUMENT,
-        False,
-        "Minutes or a resolution of the credit committee.",
-    ),
-    (
-        "case_note",
-        "Case note",
-        Tier.INFORMAL,
-        True,
-        "A relationship manager's note: narrative, never an approval.",
-    ),
-    (
-        "investigation_note",
-        "Investigation note",
-        Tier.CONTROLLED_DOCUMENT,
-        False,
-        "Financial-crime material, restricted to its own role and purpose.",
-    ),
-    (
-        "email",
-        "Email summary",
-        Tier.INFORMAL,
-        True,
-        "An internal email; may corroborate but cannot establish a fact alone.",
-    ),
-    (
-        "order_record",
-        "Order record",
-        Tier.SYSTEM_OF_RECORD,
-        False,
-        "The order system's record, including the delivery date.",
-    ),
-    (
-        "approval_record",
-        "Approval record",
-        Tier.APPROVED_INSTRUMENT,
-        False,
-        "A manager's approval object in the refund system.",
-    ),
-    (
-        "customer_email",
-        "Customer email",
-        Tier.INFORMAL,
-        True,
-        "What a customer wrote; may ask for an exception, can never grant one.",
-    ),
-)
+
+@dataclass(frozen=True)
+class DemoSourceClass:
+    key: str
+    label: str
+    tier: Tier
+    description: str
+    weak: bool = False
+
+
+SOURCE_CLASSES = (
+    DemoSourceClass("facility_record", "Facility record", Tier.SYSTEM_OF_RECORD,
+                    "The facility system's record of an approved limit."),
+    DemoSourceClass("workflow_event", "Workflow event", Tier.SYSTEM_OF_RECORD,
+                    "A state change in the review workflow, e.g. an annual review opened."),
+    DemoSourceClass("policy_clause", "Policy clause", Tier.CONTROLLED_DOCUMENT,
+                    "A clause of the current, applicable credit or refund policy."),
+    DemoSourceClass("approved_waiver", "Approved waiver", Tier.APPROVED_INSTRUMENT,
+                    "A waiver object approved by its authority, with its validity interval."),
+    DemoSourceClass("committee_record", "Committee record", Tier.APPROVED_INSTRUMENT,
+                    "Minutes or a resolution of the credit committee."),
+    DemoSourceClass("case_note", "Case note", Tier.INFORMAL,
+                    "A relationship manager's note: narrative, never an approval.", weak=True),
+    DemoSourceClass("investigation_note", "Investigation note", Tier.CONTROLLED_DOCUMENT,
+                    "Financial-crime material, restricted to its own role and purpose."),
+    DemoSourceClass("email", "Email summary", Tier.INFORMAL,
+                    "An internal email; may corroborate, cannot establish a fact alone.",
+                    weak=True),
+    DemoSourceClass("order_record", "Order record", Tier.SYSTEM_OF_RECORD,
+                    "The order system's record, including the delivery date."),
+    DemoSourceClass("approval_record", "Approval record", Tier.APPROVED_INSTRUMENT,
+                    "A manager's approval object in the refund system."),
+    DemoSourceClass("customer_email", "Customer email", Tier.INFORMAL,
+                    "What a customer wrote; may ask for an exception, never grant one.",
+                    weak=True),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -183,38 +140,39 @@ CONTRACTS = (ATLAS, REFUND_DESK)
 def load(out: TextIO) -> None:
     users = {person.username: _person(person) for person in PEOPLE}
     owner = users[OWNER]
-    for key, label, tier, weak, description in SOURCE_CLASSES:
-        if not SourceClass.objects.filter(key=key).exists():
-            services.source_class_create(
-                actor=owner,
-                key=key,
-                label=label,
-                description=description,
-                authority_tier=tier,
-                weak=weak,
-            )
+    create_source_classes(actor=owner)
     for contract in CONTRACTS:
-        _contract(contract, owner=owner, users=users)
+        if not DecisionType.objects.filter(key=contract.key).exists():
+            create_contract(
+                contract,
+                owner=owner,
+                reviewers=[users[name] for name in contract.reviewers],
+                viewers=[users[name] for name in contract.viewers],
+            )
     out.write("Demo workspace ready. Local-only sign-ins (never use these anywhere else):\n")
     for person in PEOPLE:
         out.write(f"  {person.username:<8} {person.password:<20} {person.group}\n")
 
 
-def _person(person: DemoPerson):
-    user_model = get_user_model()
-    user, _ = user_model.objects.get_or_create(username=person.username)
-    first, _, last = person.name.partition(" ")
-    user.first_name, user.last_name = first, last
-    user.set_password(person.password)
-    user.save()
-    user.groups.add(Group.objects.get(name=person.group))
-    # A fresh instance: permission caches must see the group just added.
-    return user_model.objects.get(pk=user.pk)
+def create_source_classes(*, actor) -> None:
+    """Create the demo catalogue's classes that do not exist yet."""
+    existing = set(SourceClass.objects.values_list("key", flat=True))
+    for source_class in SOURCE_CLASSES:
+        if source_class.key not in existing:
+            services.source_class_create(
+                actor=actor,
+                key=source_class.key,
+                label=source_class.label,
+                description=source_class.description,
+                authority_tier=source_class.tier,
+                weak=source_class.weak,
+            )
 
 
-def _contract(contract: DemoContract, *, owner, users) -> None:
-    if DecisionType.objects.filter(key=contract.key).exists():
-        return
+def create_contract(
+    contract: DemoContract, *, owner, reviewers: Iterable = (), viewers: Iterable = ()
+) -> DecisionType:
+    """Create the decision type with its version 1 draft and grant the given people access."""
     decision_type = services.decision_type_create(
         actor=owner,
         key=contract.key,
@@ -235,11 +193,19 @@ def _contract(contract: DemoContract, *, owner, users) -> None:
             max_items=proposition.max_items,
         )
         version.refresh_from_db()
-    for username in contract.reviewers:
-        services.access_grant(
-            actor=owner, decision_type=decision_type, user=users[username], role=roles.Role.REVIEWER
-        )
-    for username in contract.viewers:
-        services.access_grant(
-            actor=owner, decision_type=decision_type, user=users[username], role=roles.Role.VIEWER
-        )
+    for role, people in ((roles.Role.REVIEWER, reviewers), (roles.Role.VIEWER, viewers)):
+        for person in people:
+            services.access_grant(actor=owner, decision_type=decision_type, user=person, role=role)
+    return decision_type
+
+
+def _person(person: DemoPerson):
+    user_model = get_user_model()
+    user, _ = user_model.objects.get_or_create(username=person.username)
+    first, _, last = person.name.partition(" ")
+    user.first_name, user.last_name = first, last
+    user.set_password(person.password)
+    user.save()
+    user.groups.add(Group.objects.get(name=person.group))
+    # A fresh instance: permission caches must see the group just added.
+    return user_model.objects.get(pk=user.pk)
