@@ -24,11 +24,11 @@ What passes is the admitted universe U. Relevance plays no part here.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .codes import Detail, OrderRole, Outcome, Pass, Reason
-from .models import Candidate, Contract, Request
+from .models import Candidate, Contract, Request, TraceEntry
 from .resolve import Resolution
 from .trace import Trace
 
@@ -47,14 +47,40 @@ _WRONG_CLASS = (Reason.WRONG_EVIDENCE_CLASS.value, None)
 
 @dataclass(frozen=True, slots=True)
 class Admission:
+    candidates: Sequence[Candidate]
+    """Every candidate, in id order."""
+    decisions: list[Rejected | None]
+    """For each candidate, in the same order, why it was rejected (None: admitted)."""
     admitted: list[Candidate]
     """U, in id order."""
-    rejected: dict[str, Rejected]
     speaks_to: dict[str, frozenset[str]]
     """For each admitted candidate, the propositions its class lets it support or contradict."""
     waiting: list[Candidate]
     """Rejected only because they are not yet valid, or superseded by an item in force: the
     candidates whose dates bound how long this admitted set stays the same."""
+
+    def rejection(self, candidate_id: str) -> Rejected | None:
+        for c, decision in zip(self.candidates, self.decisions, strict=True):
+            if c.id == candidate_id:
+                return decision
+        return None
+
+    def rejections(self) -> Iterator[tuple[str, Rejected]]:
+        """(id, (reason, detail)) for every candidate admission rejected, in id order."""
+        for c, decision in zip(self.candidates, self.decisions, strict=True):
+            if decision is not None:
+                yield c.id, decision
+
+    def trace_entries(self) -> Iterator[TraceEntry]:
+        admit_pass = Pass.ADMIT.value
+        admitted, rejected = Outcome.ADMITTED.value, Outcome.REJECTED.value
+        for c, decision in zip(self.candidates, self.decisions, strict=True):
+            if decision is None:
+                yield {"id": c.id, "pass": admit_pass, "outcome": admitted,
+                       "reason": None, "detail": None}
+            else:
+                yield {"id": c.id, "pass": admit_pass, "outcome": rejected,
+                       "reason": decision[0], "detail": decision[1]}
 
 
 def accepted_classes(contract: Contract) -> dict[str, frozenset[str]]:
@@ -86,13 +112,10 @@ def admit(
     accepted = accepted_classes(contract)
 
     admitted: list[Candidate] = []
-    rejected: dict[str, Rejected] = {}
+    decisions: list[Rejected | None] = []
+    decide = decisions.append
     speaks_to: dict[str, frozenset[str]] = {}
     waiting: list[Candidate] = []
-    entries = trace.entries
-    admit_pass, admitted_outcome, rejected_outcome = (
-        Pass.ADMIT.value, Outcome.ADMITTED.value, Outcome.REJECTED.value
-    )
 
     for c in candidates:
         failure: Rejected | None = None
@@ -126,17 +149,10 @@ def admit(
 
         if failure is None:
             admitted.append(c)
-            entries.append(
-                {"id": c.id, "pass": admit_pass, "outcome": admitted_outcome,
-                 "reason": None, "detail": None}
-            )
-        else:
-            rejected[c.id] = failure
-            entries.append(
-                {"id": c.id, "pass": admit_pass, "outcome": rejected_outcome,
-                 "reason": failure[0], "detail": failure[1]}
-            )
-    return Admission(admitted, rejected, speaks_to, waiting)
+        decide(failure)
+    admission = Admission(candidates, decisions, admitted, speaks_to, waiting)
+    trace.add_segment(admission.trace_entries)
+    return admission
 
 
 def _typed_propositions(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from .admit import Admission
 from .canonical import sha256_hex
@@ -21,8 +21,10 @@ from .models import (
     ContractRef,
     NormalisedRequest,
     PacketItem,
+    Rejection,
 )
 from .plan import Plan
+from .records import Records
 from .resolve import Resolution
 from .trace import Trace
 from .version import COMPILER_VERSION
@@ -83,13 +85,7 @@ def attest(
         )
         for pl in planned.packet
     )
-    # Both lists are in id order already, so this sort is a linear merge of two runs.
-    rejected = tuple(
-        {"id": item_id, "reason": reason, "detail": detail}
-        for item_id, (reason, detail) in sorted(
-            [*admission.rejected.items(), *planned.rejected.items()]
-        )
-    )
+    rejected = Records(build=lambda: _rejections(admission, planned))
     blocking = tuple(
         s.proposition for s in planned.slots if s.required and s.state != SlotState.SUPPORTED
     )
@@ -121,9 +117,20 @@ def attest(
         blocking=blocking,
         rejected=rejected,
         valid_until=valid_until(document, by_id, admission),
-        trace=tuple(trace.entries),
+        trace=trace.records(),
         refusal=None,
     )
+
+
+def _rejections(admission: Admission, planned: Plan) -> Iterator[Rejection]:
+    """Every candidate not in the packet, in id order, with its reason and detail."""
+    later = planned.rejected
+    for c, decision in zip(admission.candidates, admission.decisions, strict=True):
+        if decision is None:
+            decision = later.get(c.id)
+            if decision is None:
+                continue
+        yield {"id": c.id, "reason": decision[0], "detail": decision[1]}
 
 
 def valid_until(

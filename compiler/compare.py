@@ -12,12 +12,12 @@ contradict, as a plain retriever would count them: by what the items claim.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import attrgetter
 from typing import Any
 
 from .admit import admit
 from .codes import OrderRole, Result
 from .errors import Refused
+from .index import CandidateIndex
 from .models import Candidate, CompileInput
 from .pipeline import compile_input
 from .resolve import resolve
@@ -28,8 +28,8 @@ from .typecheck import type_check
 def admitted_ids(document: CompileInput) -> set[str]:
     """U for this input, or the empty set when the request itself is refused."""
     trace = Trace()
-    candidates = sorted(document.candidates, key=attrgetter("id"))
-    by_id = {c.id: c for c in candidates}
+    candidates = document.candidates_in_id_order()
+    by_id = CandidateIndex(candidates)
     try:
         resolution = resolve(document.request, document.directory, trace)
         type_check(document.request, document.contract, trace)

@@ -10,12 +10,14 @@ document and merged into the same `ValidationError`, so one call lists everythin
 from __future__ import annotations
 
 import datetime as dt
+from operator import attrgetter
 from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -23,6 +25,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .codes import OrderRole, Requirement, Result, SlotReason, SlotState
+from .records import Records
 
 DEFAULT_ROLE_ORDER: tuple[OrderRole, ...] = tuple(OrderRole)
 
@@ -206,6 +209,15 @@ class CompileInput(Frozen):
     directory: Directory = Directory()
     candidates: tuple[Candidate, ...]
 
+    # The candidates tuple validation sorted by id; a copy with other candidates
+    # (model_copy(update=...)) no longer matches it and is sorted again when compiled.
+    _ordered: tuple[Candidate, ...] | None = PrivateAttr(default=None)
+
+    def candidates_in_id_order(self) -> tuple[Candidate, ...]:
+        if self._ordered is not self.candidates:
+            return tuple(sorted(self.candidates, key=attrgetter("id")))
+        return self.candidates
+
     @model_validator(mode="wrap")
     @classmethod
     def _every_problem_at_once(cls, data: Any, handler: Any) -> CompileInput:
@@ -245,6 +257,7 @@ class CompileInput(Frozen):
             problems.sort(key=lambda p: _location_key(p["loc"]))
             raise ValidationError.from_exception_data(cls.__name__, problems)
         assert model is not None
+        model._ordered = model.candidates
         return model
 
 
@@ -257,9 +270,10 @@ def _id_order(data: Any) -> list[int] | None:
         return None
     ids = []
     for item in candidates:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+        item_id = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
+        if not isinstance(item_id, str):
             return None
-        ids.append(item["id"])
+        ids.append(item_id)
     order = sorted(range(len(ids)), key=ids.__getitem__)
     return None if order == list(range(len(ids))) else order
 
@@ -355,9 +369,9 @@ class CompileOutput(Frozen):
     slots: tuple[Slot, ...] = ()
     decision_ready: bool = False
     blocking: tuple[str, ...] = ()
-    rejected: tuple[Rejection, ...] = ()
+    rejected: Records[Rejection] = Records()
     valid_until: dt.date | None = None
-    trace: tuple[TraceEntry, ...] = ()
+    trace: Records[TraceEntry] = Records()
     refusal: Refusal | None = None
 
     def slot(self, proposition: str) -> Slot:

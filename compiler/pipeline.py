@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
-from operator import attrgetter
-
 from .admit import admit
 from .attest import attest, contract_ref, normalised_request
 from .codes import Outcome, Result
 from .errors import Refused
+from .index import CandidateIndex
 from .models import CompileInput, CompileOutput, Refusal
 from .parse import parse
 from .plan import plan
@@ -24,10 +22,8 @@ def compile_input(document: CompileInput) -> CompileOutput:
     trace = Trace()
     # Every later choice breaks ties on id, so id order makes the output order-independent.
     # Validation already delivers that order; a document assembled by hand may not.
-    candidates = list(document.candidates)
-    if any(a.id > b.id for a, b in pairwise(candidates)):
-        candidates.sort(key=attrgetter("id"))
-    by_id = {c.id: c for c in candidates}
+    candidates = document.candidates_in_id_order()
+    by_id = CandidateIndex(candidates)
     resolution: Resolution | None = None
     try:
         parse(document, trace)
@@ -46,6 +42,6 @@ def compile_input(document: CompileInput) -> CompileOutput:
             contract=contract_ref(document),
             request=normalised_request(document, resolution) if resolution else None,
             token_budget=document.request.token_budget,
-            trace=tuple(trace.entries),
+            trace=trace.records(),
             refusal=Refusal(pass_=refused.pass_, reason=refused.reason, detail=refused.detail),
         )

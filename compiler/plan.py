@@ -93,7 +93,7 @@ class _Planner:
         self.used = 0
         self.marks: dict[str, Reason] = {}
         self.group_members: dict[str, list[str]] = {}
-        for c in by_id.values():
+        for c in admission.candidates:
             if c.group is not None:
                 self.group_members.setdefault(c.group, []).append(c.id)
         self.cheapest: dict[str, Form] = {}
@@ -173,7 +173,7 @@ class _Planner:
     def place_obligations(self) -> None:
         for name in self.request.named:
             if name not in self.universe:
-                rejection = self.admission.rejected.get(name)
+                rejection = self.admission.rejection(name)
                 detail = rejection[0] if rejection else "missing"
                 self.trace.add(Pass.PLAN, Outcome.REFUSED, name, "named", detail)
                 raise Refused(Pass.PLAN, RefusalReason.NAMED_NOT_ADMISSIBLE, detail)
