@@ -213,7 +213,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 def decision_type_create(request: HttpRequest) -> HttpResponse:
     if not request.user.has_perm("contracts.add_decisiontype"):
         raise PermissionDenied(services.NOT_ALLOWED)
-    form = forms.DecisionTypeForm(request.POST or None)
+    form = forms.DecisionTypeForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             decision_type = services.decision_type_create(actor=request.user, **form.cleaned_data)
@@ -246,7 +246,7 @@ def source_class_list(request: HttpRequest) -> HttpResponse:
 def source_class_create(request: HttpRequest) -> HttpResponse:
     if not request.user.has_perm("contracts.add_sourceclass"):
         raise PermissionDenied(services.NOT_ALLOWED)
-    form = forms.SourceClassForm(request.POST or None)
+    form = forms.SourceClassForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             source_class = services.source_class_create(actor=request.user, **form.cleaned_data)

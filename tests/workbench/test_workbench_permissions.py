@@ -1,0 +1,112 @@
+"""Walk every URL as every kind of person, with GET and with POST, and check the status.
+
+The Atlas type belongs to `owner` and is shared with `reviewer` and `viewer`; `other_owner`
+owns another type and has no permission on Atlas, so for them Atlas does not exist (404).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from workbench.urls import urlpatterns
+
+pytestmark = pytest.mark.django_db
+
+PEOPLE = ["anonymous", "viewer", "reviewer", "owner", "other_owner", "superuser"]
+EDITORS = {"owner", "superuser"}
+CAN_SEE_ATLAS = {"viewer", "reviewer", "owner", "superuser"}
+POLICY_OWNERS = {"owner", "other_owner", "superuser"}
+
+# name -> (kind, methods the view answers)
+ROUTES: dict[str, tuple[str, set[str]]] = {
+    "dashboard": ("site", {"GET"}),
+    "source_class_list": ("site", {"GET"}),
+    "source_class_create": ("catalogue", {"GET", "POST"}),
+    "source_class_edit": ("catalogue", {"GET", "POST"}),
+    "decision_type_create": ("catalogue", {"GET", "POST"}),
+    "decision_type_detail": ("read", {"GET"}),
+    "version_detail": ("read", {"GET"}),
+    "version_lint": ("read", {"GET"}),
+    "version_preview": ("read", {"GET"}),
+    "version_history": ("read", {"GET"}),
+    "version_contract_json": ("read", {"GET"}),
+    "version_settings": ("write", {"POST"}),
+    "proposition_add": ("write", {"POST"}),
+    "proposition_edit": ("write", {"GET", "POST"}),
+    "proposition_delete": ("write", {"POST"}),
+    "proposition_move": ("write", {"POST"}),
+    "accepted_class_add": ("write", {"POST"}),
+    "accepted_class_move": ("write", {"POST"}),
+    "accepted_class_remove": ("write", {"POST"}),
+}
+# Signing in and out are walked by their own tests.
+NOT_WALKED = {"login", "logout"}
+
+
+def test_every_route_is_walked():
+    names = {pattern.name for pattern in urlpatterns}
+    assert names - NOT_WALKED == set(ROUTES)
+
+
+def expected(name: str, person: str, method: str) -> int:
+    kind, methods = ROUTES[name]
+    if person == "anonymous":
+        return 302
+    if method not in methods:
+        return 405
+    if kind == "site":
+        return 200
+    # An empty POST is invalid input: the form comes back with its errors.
+    allowed = 200 if method == "GET" else 422
+    if kind == "catalogue":
+        return allowed if person in POLICY_OWNERS else 403
+    if person not in CAN_SEE_ATLAS:
+        return 404
+    if kind == "read":
+        return 200
+    return allowed if person in EDITORS else 403
+
+
+def url_for(name: str, draft) -> str:
+    proposition = draft.propositions.get(key="waiver_valid")
+    arguments = {
+        "source_class_edit": {"key": "case_note"},
+        "decision_type_detail": {"key": draft.decision_type.key},
+    }.get(name)
+    if arguments is None and name.startswith(("version_", "proposition_", "accepted_")):
+        arguments = {"key": draft.decision_type.key, "number": draft.number}
+        if name.startswith("accepted_") or name in {
+            "proposition_edit",
+            "proposition_delete",
+            "proposition_move",
+        }:
+            arguments["pk"] = proposition.pk
+    return reverse(name, kwargs=arguments or {})
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize("person", PEOPLE)
+def test_walk(person, method, request, client, draft, refund):
+    if person != "anonymous":
+        client.force_login(request.getfixturevalue(person))
+    failures = []
+    for name in ROUTES:
+        url = url_for(name, draft)
+        response = client.get(url) if method == "GET" else client.post(url, {})
+        want = expected(name, person, method)
+        if response.status_code != want:
+            failures.append(f"{method} {name} {url}: {response.status_code}, expected {want}")
+        if want == 302:
+            assert response["Location"].startswith(reverse("login") + "?next=")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_walk_changed_nothing_for_people_who_may_not_edit(client, draft, refund, viewer):
+    before = (draft.lock_version, list(draft.propositions.values_list("key", flat=True)))
+    client.force_login(viewer)
+    for name, (kind, _methods) in ROUTES.items():
+        if kind == "write":
+            client.post(url_for(name, draft), {"lock_version": draft.lock_version, "key": "x"})
+    draft.refresh_from_db()
+    assert (draft.lock_version, list(draft.propositions.values_list("key", flat=True))) == before
