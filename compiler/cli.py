@@ -120,7 +120,8 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             bundle = verify_bundle(
                 Path(args.bundle).read_bytes(), load_public_keys(args.public_key)
             )
-        except (BundleInvalid, OSError) as exc:
+        except (BundleInvalid, OSError, ValueError) as exc:
+            # ValueError covers a key file that cannot be read as a public key.
             print(f"bundle refused: {exc}", file=err)
             return EXIT_REFUSED
         document = compile_input_from_bundle(bundle, _read_json(args.input))

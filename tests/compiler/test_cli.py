@@ -117,3 +117,88 @@ def test_module_entry_point_reads_stdin(command):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)
+
+
+# --------------------------------------------------------------------------- bundles
+
+
+@pytest.fixture
+def published(tmp_path):
+    """A signed bundle of the Atlas contract, its publisher's and approver's public keys in a
+    directory, and a request to compile against it (the input without its contract)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from compiler.bundle import serialize_bundle, sign_bundle
+    from compiler.keys import public_key_pem
+
+    atlas = json.loads(ATLAS.read_text())
+    publisher = Ed25519PrivateKey.from_private_bytes(bytes([7]) * 32)
+    approver = Ed25519PrivateKey.from_private_bytes(bytes([8]) * 32)
+    body = {
+        "format": "evidence-workbench.bundle/1",
+        "manifest": {
+            "decision_type": atlas["contract"]["decision_type"],
+            "version": atlas["contract"]["version"],
+            "parent_sha256": None,
+            "author": "olivia",
+            "approvers": ["rafael"],
+            "published_at": "2026-09-01T10:00:00+00:00",
+            "compiler_version": "0.1.0",
+        },
+        "contract": atlas["contract"],
+        "source_classes": [
+            {"key": key, "label": key, "authority_tier": 1}
+            for key in ("facility_record", "workflow_event", "approved_waiver",
+                        "committee_record", "policy_clause")
+        ],
+        "scenarios": [],
+    }
+    bundle = sign_bundle(body, [("olivia", "publisher", publisher),
+                                ("rafael", "approver", approver)])
+    path = tmp_path / "atlas.bundle.json"
+    path.write_bytes(serialize_bundle(bundle))
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "olivia.pem").write_bytes(public_key_pem(publisher))
+    (keys / "rafael.pem").write_bytes(public_key_pem(approver))
+    request = {k: v for k, v in atlas.items() if k != "contract"}
+    request_path = tmp_path / "request.json"
+    request_path.write_text(json.dumps(request))
+    return path, keys, request_path
+
+
+def test_verify_bundle_accepts_a_signed_bundle_and_refuses_an_altered_one(published):
+    path, keys, _ = published
+    code, out, _ = run("verify-bundle", str(path), "--public-key", str(keys))
+    assert code == 0
+    assert out.startswith("valid: credit.review.continuation version 3")
+
+    altered = path.with_name("altered.json")
+    altered.write_bytes(path.read_bytes().replace(b'"facility_record"', b'"case_note"', 1))
+    code, _, err = run("verify-bundle", str(altered), "--public-key", str(keys))
+    assert code == 1
+    assert "invalid:" in err
+
+
+def test_verify_bundle_refuses_unknown_keys_and_bad_key_paths(published, tmp_path):
+    path, keys, _ = published
+    (keys / "rafael.pem").unlink()
+    code, _, err = run("verify-bundle", str(path), "--public-key", str(keys))
+    assert code == 1 and "invalid:" in err
+    code, _, err = run("verify-bundle", str(path), "--public-key", str(tmp_path / "nope"))
+    assert code == 1 and "invalid:" in err
+
+
+def test_compile_against_a_bundle_matches_compiling_the_whole_input(published):
+    path, keys, request_path = published
+    code, out, _ = run("compile", "--bundle", str(path), "--public-key", str(keys),
+                       str(request_path))
+    assert code == 0
+    _, whole, _ = run("compile", str(ATLAS))
+    assert json.loads(out) == json.loads(whole)
+
+    code, _, err = run("compile", "--bundle", str(path), "--public-key",
+                       str(path.with_name("missing-keys")), str(request_path))
+    assert code == 1 and "bundle refused" in err
+    code, _, err = run("compile", "--bundle", str(path), str(request_path))
+    assert code == 2 and "--public-key" in err
