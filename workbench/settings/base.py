@@ -35,9 +35,14 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "guardian",
+    "django_tasks_db",
     "contracts",
+    "scenarios",
     "workbench",
 ]
+
+# Suite runs go to a database queue that `manage.py db_worker` (started by `make run`) drains.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

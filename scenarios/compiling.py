@@ -1,0 +1,283 @@
+"""From stored rows to compiler inputs and back: the one place scenarios meet the compiler.
+
+* `validate_corpus` checks a corpus document (`{"directory": …, "candidates": […]}`, or a whole
+  compile input whose request and contract are ignored) with the compiler's own models and
+  cross-reference checks, and reports every problem with its location.
+* `scenario_input` builds the `CompileInput` of a scenario: its request, the version's contract
+  (through `contracts.documents`, the only builder of that document) and its corpus.
+* `sweep_scenario` compiles the base and the standard perturbation suite, timing each compile.
+* `expectation_failures` compares a base compile with what the scenario expects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from compiler import CompileInput, CompileOutput, compile_input, load_input
+from compiler.models import Candidate, Contract, Directory
+from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
+from compiler.validation import cross_reference_problems
+
+# Keys a corpus document may carry besides its own; a whole compile input imports as a corpus.
+IGNORED_KEYS = frozenset({"request", "contract"})
+CORPUS_KEYS = frozenset({"directory", "candidates"})
+
+NOT_AN_OBJECT = "A corpus is a JSON object with a 'candidates' list (and optionally 'directory')."
+NOT_A_LIST = "'candidates' must be a list of candidate objects."
+UNKNOWN_KEY = "Unknown key '{key}'; a corpus has 'directory' and 'candidates'."
+NOT_JSON = "This is not JSON: {error}"
+
+
+# --------------------------------------------------------------------------- corpus validation
+
+
+@dataclass(frozen=True)
+class CorpusProblem:
+    """One problem in a corpus document, located the way the compiler locates it."""
+
+    loc: tuple[str | int, ...]
+    msg: str
+
+    @property
+    def index(self) -> int | None:
+        """The candidate's position in the list, when the problem is in one."""
+        if len(self.loc) >= 2 and self.loc[0] == "candidates" and isinstance(self.loc[1], int):
+            return self.loc[1]
+        return None
+
+    @property
+    def field(self) -> str:
+        rest = self.loc[2:] if self.index is not None else self.loc
+        return ".".join(str(part) for part in rest) or "(whole item)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "field": self.field, "message": self.msg}
+
+    def __str__(self) -> str:
+        where = f"candidates[{self.index}]" if self.index is not None else ""
+        return f"{where} {self.field}: {self.msg}".strip()
+
+
+class CorpusInvalid(ValueError):
+    def __init__(self, problems: list[CorpusProblem]) -> None:
+        super().__init__("; ".join(str(p) for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ValidCorpus:
+    directory: dict[str, Any]
+    candidates: list[dict[str, Any]]  # each as stored: compiler JSON without defaults
+
+
+def candidate_json(candidate: Candidate) -> dict[str, Any]:
+    return candidate.model_dump(mode="json", exclude_defaults=True)
+
+
+def _problems(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[CorpusProblem]:
+    return [CorpusProblem(loc=(*prefix, *e["loc"]), msg=e["msg"]) for e in exc.errors()]
+
+
+def validate_corpus(document: Any) -> ValidCorpus:
+    """Every problem of the document at once, or the normalised corpus."""
+    if not isinstance(document, Mapping) or "candidates" not in document:
+        raise CorpusInvalid([CorpusProblem(loc=(), msg=NOT_AN_OBJECT)])
+    problems = [
+        CorpusProblem(loc=(key,), msg=UNKNOWN_KEY.format(key=key))
+        for key in document
+        if key not in CORPUS_KEYS | IGNORED_KEYS
+    ]
+    items = document["candidates"]
+    if not isinstance(items, list):
+        raise CorpusInvalid([*problems, CorpusProblem(loc=("candidates",), msg=NOT_A_LIST)])
+    directory: dict[str, Any] = {}
+    try:
+        directory = Directory.model_validate(document.get("directory") or {}).model_dump(
+            mode="json"
+        )
+    except ValidationError as exc:
+        problems += _problems(exc, ("directory",))
+    candidates = []
+    for index, item in enumerate(items):
+        try:
+            candidates.append(candidate_json(Candidate.model_validate(item)))
+        except ValidationError as exc:
+            problems += _problems(exc, ("candidates", index))
+    problems += [
+        CorpusProblem(loc=loc, msg=msg)
+        for loc, msg in cross_reference_problems({"candidates": items})
+    ]
+    if problems:
+        problems.sort(key=lambda p: tuple((0, x) if isinstance(x, int) else (1, x) for x in p.loc))
+        raise CorpusInvalid(problems)
+    return ValidCorpus(directory=directory, candidates=candidates)
+
+
+def corpus_document(directory: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> dict:
+    """The export shape: the same format the import reads."""
+    return {"directory": dict(directory), "candidates": [dict(c) for c in candidates]}
+
+
+# --------------------------------------------------------------------------- compile inputs
+
+
+@dataclass(frozen=True)
+class CorpusModels:
+    """A corpus validated once and shared by every scenario that uses it."""
+
+    directory: Directory
+    candidates: tuple[Candidate, ...]
+
+    @classmethod
+    def build(cls, directory: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]) -> CorpusModels:
+        return cls(
+            directory=Directory.model_validate(directory or {}),
+            candidates=tuple(Candidate.model_validate(row) for row in rows),
+        )
+
+
+def scenario_input(
+    request: Mapping[str, Any], contract: Contract, corpus: CorpusModels
+) -> CompileInput:
+    """The compile input of one scenario; `InvalidInput` lists what is wrong with it."""
+    return load_input(
+        {
+            "request": dict(request),
+            "contract": contract,
+            "directory": corpus.directory,
+            "candidates": corpus.candidates,
+        }
+    )
+
+
+def input_sha256(document: CompileInput) -> str:
+    """sha256 of the input as the compiler serialises it: equal inputs, equal hashes."""
+    return hashlib.sha256(document.model_dump_json().encode()).hexdigest()
+
+
+@dataclass
+class Compiled:
+    """One compile of a sweep: what went in, what came out, how long it took."""
+
+    perturbation: dict[str, Any] | None  # Perturbation.to_json(); None for the base
+    document: CompileInput
+    output: CompileOutput
+    duration_ms: float
+    slot_states: dict[str, str]
+    flips: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.perturbation["name"] if self.perturbation else ""
+
+
+@dataclass
+class Sweep:
+    base: Compiled
+    variants: list[Compiled] = field(default_factory=list)
+
+    @property
+    def compiles(self) -> list[Compiled]:
+        return [self.base, *self.variants]
+
+
+def sweep_scenario(document: CompileInput, weak_classes: Sequence[str] = ()) -> Sweep:
+    """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed."""
+    seen: list[tuple[CompileInput, CompileOutput, float]] = []
+
+    def timed(variant: CompileInput) -> CompileOutput:
+        started = time.perf_counter()
+        output = compile_input(variant)
+        seen.append((variant, output, (time.perf_counter() - started) * 1000))
+        return output
+
+    report = sweep(document, weak_classes=weak_classes, compile_fn=timed)
+    (base_in, base_out, base_ms), *variants = seen
+    result = Sweep(base=Compiled(None, base_in, base_out, base_ms, slot_states(base_out, document)))
+    for row, (variant_in, variant_out, ms) in zip(report["perturbations"], variants, strict=True):
+        perturbation = {k: row[k] for k in ("name", "operator", "args")}
+        result.variants.append(
+            Compiled(perturbation, variant_in, variant_out, ms, row["slots"], row["flips"])
+        )
+    return result
+
+
+# --------------------------------------------------------------------------- expectations
+
+
+def rejected_ids(output: CompileOutput) -> set[str]:
+    return {r["id"] for r in output.rejected}
+
+
+def expectation_failures(
+    output: CompileOutput,
+    states: Mapping[str, str],
+    *,
+    expected_slots: Mapping[str, str],
+    expected_admitted: Sequence[str] | None = None,
+    expected_rejected: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """What differs from the expectations: one entry per slot, plus admitted/rejected sets."""
+    failures: list[dict[str, Any]] = []
+    for key, expected in expected_slots.items():
+        actual = states.get(key, "missing")
+        if actual != expected:
+            failures.append({"what": "slot", "key": key, "expected": expected, "actual": actual})
+    if expected_admitted is not None:
+        actual_admitted = sorted(admitted_in(output))
+        if sorted(expected_admitted) != actual_admitted:
+            failures.append(
+                {
+                    "what": "admitted",
+                    "key": "admitted",
+                    "expected": sorted(expected_admitted),
+                    "actual": actual_admitted,
+                }
+            )
+    if expected_rejected is not None:
+        actual_rejected = sorted(rejected_ids(output))
+        if sorted(expected_rejected) != actual_rejected:
+            failures.append(
+                {
+                    "what": "rejected",
+                    "key": "rejected",
+                    "expected": sorted(expected_rejected),
+                    "actual": actual_rejected,
+                }
+            )
+    return failures
+
+
+def expectations_from(output: CompileOutput, states: Mapping[str, str]) -> dict[str, Any]:
+    """The expectations that this compile would meet exactly."""
+    return {
+        "expected_slots": dict(states),
+        "expected_admitted": sorted(admitted_in(output)),
+        "expected_rejected": sorted(rejected_ids(output)),
+    }
+
+
+__all__ = [
+    "REFUSED",
+    "Compiled",
+    "CorpusInvalid",
+    "CorpusModels",
+    "CorpusProblem",
+    "Sweep",
+    "ValidCorpus",
+    "candidate_json",
+    "corpus_document",
+    "expectation_failures",
+    "expectations_from",
+    "slot_states",
+    "input_sha256",
+    "scenario_input",
+    "sweep_scenario",
+    "validate_corpus",
+]

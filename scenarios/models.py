@@ -1,0 +1,233 @@
+"""Fixture corpora, scenarios and the runs that compile them against a contract version.
+
+A corpus holds candidates and a directory in the compiler's interchange format; a scenario
+is a request over one corpus with the slot states it expects; a run compiles every scenario
+of a decision type (or one) against one contract version, the base and each perturbation of
+the standard suite, and keeps one `ScenarioResult` per compile.
+
+Rows point one way: scenarios → contracts (decision type, version). The contracts app knows
+nothing of them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+from contracts.models import ContractVersion, DecisionType
+
+
+class Corpus(models.Model):
+    """A named pool of candidates for one decision type, with its entity/role directory."""
+
+    decision_type = models.ForeignKey(
+        DecisionType, on_delete=models.PROTECT, related_name="corpora"
+    )
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    # compiler.models.Directory as JSON: {"entities": {...}, "role_parents": {...}}.
+    directory = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["decision_type", "name"]
+        verbose_name_plural = "corpora"
+        constraints = [
+            models.UniqueConstraint(fields=["decision_type", "name"], name="corpus_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision_type.key}: {self.name}"
+
+
+class CorpusCandidate(models.Model):
+    """One candidate, stored as the compiler's JSON (defaults left out) under its id."""
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="candidates")
+    position = models.PositiveIntegerField(default=0)
+    candidate_id = models.CharField(max_length=200)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["corpus", "candidate_id"], name="corpus_candidate_id_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.candidate_id
+
+
+class Scenario(models.Model):
+    """A stored request over one corpus, with the slot states it is expected to produce."""
+
+    decision_type = models.ForeignKey(
+        DecisionType, on_delete=models.PROTECT, related_name="scenarios"
+    )
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="scenarios")
+    name = models.CharField(max_length=160)
+    description = models.TextField(blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    # The request fields (decision_type comes from the scenario's decision type).
+    principal = models.CharField(max_length=120)
+    roles = models.JSONField(default=list, blank=True)
+    purpose = models.CharField(max_length=120)
+    entity = models.CharField(max_length=200)
+    decision_date = models.DateField()
+    token_budget = models.PositiveIntegerField(validators=[MinValueValidator(0)])
+    # compiler.models.Delegation as JSON, or null.
+    delegation = models.JSONField(null=True, blank=True)
+    named = models.JSONField(default=list, blank=True)
+
+    # {"proposition": "supported" | "contradicted" | "unknown" | "refused"}; a proposition
+    # left out is not checked.
+    expected_slots = models.JSONField(default=dict, blank=True)
+    # Optional: the exact admitted ids / rejected ids, or null for "not checked".
+    expected_admitted = models.JSONField(null=True, blank=True)
+    expected_rejected = models.JSONField(null=True, blank=True)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["decision_type", "name"], name="scenario_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def request_document(self) -> dict[str, Any]:
+        """The request as the compiler's JSON."""
+        return {
+            "decision_type": self.decision_type.key,
+            "principal": self.principal,
+            "roles": list(self.roles),
+            "purpose": self.purpose,
+            "entity": self.entity,
+            "decision_date": self.decision_date.isoformat(),
+            "token_budget": self.token_budget,
+            "delegation": self.delegation,
+            "named": list(self.named),
+        }
+
+
+class SuiteRun(models.Model):
+    """One run: every scenario of a decision type (or one of them) against one version."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+
+    ACTIVE: ClassVar[frozenset[str]] = frozenset({Status.QUEUED, Status.RUNNING})
+
+    decision_type = models.ForeignKey(
+        DecisionType, on_delete=models.PROTECT, related_name="suite_runs"
+    )
+    version = models.ForeignKey(
+        ContractVersion, on_delete=models.PROTECT, related_name="suite_runs"
+    )
+    # Set for a one-scenario run; null runs the whole suite.
+    scenario = models.ForeignKey(
+        Scenario, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)  # scenarios to compile
+    done = models.PositiveIntegerField(default=0)  # scenarios compiled so far
+    # What was compiled: the contract's sha256 and the weak classes substituted.
+    contract_sha256 = models.CharField(max_length=64, blank=True)
+    weak_classes = models.JSONField(default=list, blank=True)
+    # Totals once finished: scenarios, perturbations, compiles, failures, flips, seconds.
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(done__lte=models.F("total")), name="run_progress")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.version}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def percent(self) -> int:
+        if self.status == self.Status.FINISHED:
+            return 100
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+class ScenarioResult(models.Model):
+    """One compile of a run: a scenario's base (perturbation "") or one of its variants."""
+
+    run = models.ForeignKey(SuiteRun, on_delete=models.CASCADE, related_name="results")
+    scenario = models.ForeignKey(
+        Scenario, on_delete=models.SET_NULL, null=True, related_name="results"
+    )
+    scenario_name = models.CharField(max_length=160)
+    # Row order inside the run: scenario order, then base (0) before its perturbations.
+    position = models.PositiveIntegerField()
+    perturbation = models.CharField(max_length=300, blank=True)  # its name; "" for the base
+    perturbation_args = models.JSONField(null=True, blank=True)  # Perturbation.to_json()
+    input_sha256 = models.CharField(max_length=64)
+    result = models.CharField(max_length=16)  # compiled | refused | invalid
+    plan_id = models.CharField(max_length=64, blank=True)
+    duration_ms = models.FloatField()
+    # The compiler's output document, as the compiler serialised it (kept as text: it is only
+    # ever read back whole, and storing the compiler's own bytes keeps a run cheap).
+    output_json = models.TextField()
+    slot_states = models.JSONField(default=dict)
+    # compiler.perturb.flips() against the scenario's base; null on the base row.
+    flips = models.JSONField(null=True, blank=True)
+    # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
+    expectation_failures = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="result_position_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario_name} {self.perturbation or 'base'}"
+
+    @property
+    def is_base(self) -> bool:
+        return not self.perturbation
+
+    @property
+    def output(self) -> dict[str, Any]:
+        return json.loads(self.output_json)
+
+    @property
+    def flipped_propositions(self) -> set[str]:
+        return {f["proposition"] for f in (self.flips or {}).get("slots", [])}

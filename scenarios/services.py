@@ -1,0 +1,616 @@
+"""Every write to fixtures, scenarios and runs. Views, commands, the task and tests call these.
+
+Like `contracts.services`: keyword-only arguments, the actor's permission on the decision type
+checked first, one audit event per change (through the contracts audit service), one
+transaction. Editing corpora and scenarios needs the owner's `change_decisiontype`; starting a
+run needs that or the reviewer's `review_decisiontype` (a reviewer runs the suite to judge a
+version). Problems a person can fix are raised as `ValidationError` with the messages below.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+from pydantic import ValidationError as PydanticValidationError
+
+from compiler import InvalidInput
+from compiler.models import Candidate, Delegation
+from contracts import roles
+from contracts.documents import ContractInvalid, compiled_contract, document_sha256
+from contracts.models import ContractVersion, DecisionType, SourceClass
+from contracts.services import Actor, _audit
+
+from . import compiling
+from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
+
+# Messages tests assert on.
+NOT_ALLOWED = "You are not allowed to do this."
+DUPLICATE_CORPUS = "This decision type already has a corpus named '{name}'."
+DUPLICATE_SCENARIO = "This decision type already has a scenario named '{name}'."
+DUPLICATE_CANDIDATE = "This corpus already has a candidate '{id}'."
+MISSING_DEPENDENCY = "'{ref}' is not a candidate of this corpus."
+CANDIDATE_IN_USE = "'{id}' is named by other candidates ({users}); change them first."
+WRONG_CORPUS = "That corpus belongs to another decision type."
+WRONG_VERSION = "That version belongs to another decision type."
+UNKNOWN_STATE = "'{state}' is not a slot state; use supported, contradicted, unknown or refused."
+NO_SCENARIOS = "There are no scenarios to run."
+CONTRACT_INVALID = "Version {number} is not a valid contract: {problems}"
+
+SLOT_STATES = ("supported", "contradicted", "unknown", compiling.REFUSED)
+
+
+class Action:
+    """Audit actions of this app (AuditEvent.action is a plain string)."""
+
+    CORPUS_IMPORTED = "corpus.imported"
+    CANDIDATE_SAVED = "corpus.candidate_saved"
+    SCENARIO_CREATED = "scenario.created"
+    SCENARIO_UPDATED = "scenario.updated"
+    EXPECTATIONS_TAKEN = "scenario.expectations_taken"
+    RUN_STARTED = "run.started"
+    RUN_FINISHED = "run.finished"
+
+
+# --------------------------------------------------------------------------- permissions
+
+
+def can_edit(actor: Actor, decision_type: DecisionType) -> bool:
+    return actor.is_authenticated and actor.has_perm(f"contracts.{roles.EDIT}", decision_type)
+
+
+def can_run(actor: Actor, decision_type: DecisionType) -> bool:
+    return can_edit(actor, decision_type) or (
+        actor.is_authenticated and actor.has_perm(f"contracts.{roles.REVIEW}", decision_type)
+    )
+
+
+def _require_edit(actor: Actor, decision_type: DecisionType) -> None:
+    if not can_edit(actor, decision_type):
+        raise PermissionDenied(NOT_ALLOWED)
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+@transaction.atomic
+def corpus_import(
+    *,
+    actor: Actor,
+    decision_type: DecisionType,
+    name: str,
+    document: Any,
+    description: str = "",
+    replace: bool = False,
+) -> Corpus:
+    """Create a corpus from a JSON document, or replace an existing one's content.
+
+    Every invalid item is reported at once (`compiling.CorpusInvalid`); nothing is saved then.
+    """
+    _require_edit(actor, decision_type)
+    valid = compiling.validate_corpus(document)
+    corpus = Corpus.objects.select_for_update().filter(decision_type=decision_type, name=name)
+    existing = corpus.first()
+    if existing is not None and not replace:
+        raise ValidationError({"name": DUPLICATE_CORPUS.format(name=name)})
+    if existing is None:
+        corpus_row = Corpus(
+            decision_type=decision_type, name=name, description=description, created_by=actor
+        )
+        corpus_row.full_clean(exclude=["created_by", "decision_type"], validate_unique=False)
+    else:
+        corpus_row = existing
+        corpus_row.candidates.all().delete()
+        if description:
+            corpus_row.description = description
+    corpus_row.directory = valid.directory
+    corpus_row.save()
+    CorpusCandidate.objects.bulk_create(
+        CorpusCandidate(corpus=corpus_row, position=i, candidate_id=data["id"], data=data)
+        for i, data in enumerate(valid.candidates)
+    )
+    _audit(
+        actor=actor,
+        action=Action.CORPUS_IMPORTED,
+        summary=f"Imported {len(valid.candidates)} candidates into corpus '{name}'",
+        decision_type=decision_type,
+        changes={"corpus": name, "candidates": len(valid.candidates), "replaced": bool(existing)},
+    )
+    return corpus_row
+
+
+def _validation_error(exc: PydanticValidationError) -> ValidationError:
+    by_field: dict[str, list[str]] = {}
+    for error in exc.errors():
+        loc = error["loc"]
+        key = str(loc[0]) if loc else "__all__"
+        by_field.setdefault(key, []).append(
+            error["msg"] + (f" ({'.'.join(map(str, loc[1:]))})" if len(loc) > 1 else "")
+        )
+    return ValidationError(by_field)
+
+
+@transaction.atomic
+def candidate_save(
+    *, actor: Actor, corpus: Corpus, data: Mapping[str, Any], original_id: str | None = None
+) -> CorpusCandidate:
+    """Add one candidate, or replace the one stored as `original_id` (which may be renamed)."""
+    corpus = Corpus.objects.select_for_update().select_related("decision_type").get(pk=corpus.pk)
+    _require_edit(actor, corpus.decision_type)
+    try:
+        candidate = Candidate.model_validate(dict(data))
+    except PydanticValidationError as exc:
+        raise _validation_error(exc) from None
+    rows = {row.candidate_id: row for row in corpus.candidates.all()}
+    current = rows.get(original_id) if original_id is not None else None
+    if original_id is not None and current is None:
+        raise ValidationError({"id": f"'{original_id}' is no longer in this corpus."})
+    if candidate.id in rows and rows[candidate.id] is not current:
+        raise ValidationError({"id": DUPLICATE_CANDIDATE.format(id=candidate.id)})
+    others = set(rows) - {original_id}
+    for ref in (*candidate.depends_on, *filter(None, [candidate.superseded_by])):
+        if ref not in others:
+            field = "depends_on" if ref in candidate.depends_on else "superseded_by"
+            raise ValidationError({field: MISSING_DEPENDENCY.format(ref=ref)})
+    if current is not None and candidate.id != original_id:
+        users = sorted(
+            row.candidate_id
+            for row in rows.values()
+            if original_id in row.data.get("depends_on", ())
+            or row.data.get("superseded_by") == original_id
+        )
+        if users:
+            raise ValidationError(
+                {"id": CANDIDATE_IN_USE.format(id=original_id, users=", ".join(users))}
+            )
+    stored = compiling.candidate_json(candidate)
+    if current is None:
+        position = (corpus.candidates.aggregate(p=Max("position"))["p"] or 0) + 1
+        current = CorpusCandidate(corpus=corpus, position=position)
+        before = None
+    else:
+        before = current.data
+    current.candidate_id, current.data = candidate.id, stored
+    current.save()
+    corpus.save(update_fields=["updated_at"])
+    _audit(
+        actor=actor,
+        action=Action.CANDIDATE_SAVED,
+        summary=f"{'Added' if before is None else 'Changed'} candidate '{candidate.id}' "
+        f"in corpus '{corpus.name}'",
+        decision_type=corpus.decision_type,
+        changes={"corpus": corpus.name, "before": before, "after": stored},
+    )
+    return current
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _clean_scenario_fields(
+    decision_type: DecisionType, corpus: Corpus, fields: dict[str, Any]
+) -> dict[str, Any]:
+    if corpus.decision_type_id != decision_type.pk:
+        raise ValidationError({"corpus": WRONG_CORPUS})
+    delegation = fields.get("delegation")
+    if delegation:
+        try:
+            fields["delegation"] = Delegation.model_validate(delegation).model_dump(mode="json")
+        except PydanticValidationError as exc:
+            raise ValidationError({"delegation": [e["msg"] for e in exc.errors()]}) from None
+    else:
+        fields["delegation"] = None
+    for key, state in (fields.get("expected_slots") or {}).items():
+        if state not in SLOT_STATES:
+            raise ValidationError({"expected_slots": UNKNOWN_STATE.format(state=state)})
+        if not isinstance(key, str) or not key:
+            raise ValidationError({"expected_slots": "Name each proposition."})
+    fields["roles"] = list(dict.fromkeys(fields.get("roles") or []))
+    fields["named"] = list(fields.get("named") or [])
+    fields["expected_slots"] = dict(fields.get("expected_slots") or {})
+    return fields
+
+
+SCENARIO_FIELDS = (
+    "name",
+    "description",
+    "principal",
+    "roles",
+    "purpose",
+    "entity",
+    "decision_date",
+    "token_budget",
+    "delegation",
+    "named",
+    "expected_slots",
+    "expected_admitted",
+    "expected_rejected",
+)
+
+
+def _scenario_state(scenario: Scenario) -> dict[str, Any]:
+    state = {f: getattr(scenario, f) for f in SCENARIO_FIELDS}
+    state["decision_date"] = scenario.decision_date.isoformat()
+    state["corpus"] = scenario.corpus.name
+    return state
+
+
+@transaction.atomic
+def scenario_create(
+    *,
+    actor: Actor,
+    decision_type: DecisionType,
+    corpus: Corpus,
+    name: str,
+    principal: str,
+    roles: Sequence[str],
+    purpose: str,
+    entity: str,
+    decision_date: dt.date,
+    token_budget: int,
+    delegation: Mapping[str, Any] | None = None,
+    named: Sequence[str] = (),
+    expected_slots: Mapping[str, str] | None = None,
+    expected_admitted: Sequence[str] | None = None,
+    expected_rejected: Sequence[str] | None = None,
+    description: str = "",
+) -> Scenario:
+    _require_edit(actor, decision_type)
+    fields = _clean_scenario_fields(
+        decision_type,
+        corpus,
+        {
+            "name": name,
+            "description": description,
+            "principal": principal,
+            "roles": roles,
+            "purpose": purpose,
+            "entity": entity,
+            "decision_date": decision_date,
+            "token_budget": token_budget,
+            "delegation": delegation,
+            "named": named,
+            "expected_slots": expected_slots,
+            "expected_admitted": list(expected_admitted) if expected_admitted is not None else None,
+            "expected_rejected": list(expected_rejected) if expected_rejected is not None else None,
+        },
+    )
+    if Scenario.objects.filter(decision_type=decision_type, name=name).exists():
+        raise ValidationError({"name": DUPLICATE_SCENARIO.format(name=name)})
+    position = (decision_type.scenarios.aggregate(p=Max("position"))["p"] or 0) + 1
+    scenario = Scenario(
+        decision_type=decision_type, corpus=corpus, created_by=actor, position=position, **fields
+    )
+    scenario.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
+    scenario.save()
+    _audit(
+        actor=actor,
+        action=Action.SCENARIO_CREATED,
+        summary=f"Created scenario '{name}'",
+        decision_type=decision_type,
+        changes={"after": _scenario_state(scenario)},
+    )
+    return scenario
+
+
+@transaction.atomic
+def scenario_update(
+    *, actor: Actor, scenario: Scenario, corpus: Corpus, **changes: Any
+) -> Scenario:
+    """Change any of `SCENARIO_FIELDS` (and the corpus)."""
+    current = (
+        Scenario.objects.select_for_update()
+        .select_related("decision_type", "corpus")
+        .get(pk=scenario.pk)
+    )
+    _require_edit(actor, current.decision_type)
+    unknown = set(changes) - set(SCENARIO_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown scenario fields: {sorted(unknown)}")
+    before = _scenario_state(current)
+    fields = {f: getattr(current, f) for f in SCENARIO_FIELDS} | changes
+    fields = _clean_scenario_fields(current.decision_type, corpus, fields)
+    name = fields["name"]
+    taken = Scenario.objects.filter(decision_type=current.decision_type, name=name)
+    if taken.exclude(pk=current.pk).exists():
+        raise ValidationError({"name": DUPLICATE_SCENARIO.format(name=name)})
+    for key, value in fields.items():
+        setattr(current, key, value)
+    current.corpus = corpus
+    current.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
+    current.save()
+    _audit(
+        actor=actor,
+        action=Action.SCENARIO_UPDATED,
+        summary=f"Updated scenario '{name}'",
+        decision_type=current.decision_type,
+        changes={"before": before, "after": _scenario_state(current)},
+    )
+    return current
+
+
+@transaction.atomic
+def scenario_take_expected(
+    *, actor: Actor, scenario: Scenario, expectations: Mapping[str, Any], version: ContractVersion
+) -> Scenario:
+    """Make the expectations those of a compile the person has just seen (see
+    `selectors.expectation_preview`). Admitted/rejected ids are taken only when the
+    scenario already checks them."""
+    current = (
+        Scenario.objects.select_for_update().select_related("decision_type").get(pk=scenario.pk)
+    )
+    _require_edit(actor, current.decision_type)
+    before = {
+        "expected_slots": current.expected_slots,
+        "expected_admitted": current.expected_admitted,
+        "expected_rejected": current.expected_rejected,
+    }
+    current.expected_slots = dict(expectations["expected_slots"])
+    if current.expected_admitted is not None:
+        current.expected_admitted = list(expectations["expected_admitted"])
+    if current.expected_rejected is not None:
+        current.expected_rejected = list(expectations["expected_rejected"])
+    current.save(
+        update_fields=["expected_slots", "expected_admitted", "expected_rejected", "updated_at"]
+    )
+    _audit(
+        actor=actor,
+        action=Action.EXPECTATIONS_TAKEN,
+        summary=f"Took the result against version {version.number} as expected for "
+        f"'{current.name}'",
+        decision_type=current.decision_type,
+        version=version,
+        changes={
+            "before": before,
+            "after": {
+                "expected_slots": current.expected_slots,
+                "expected_admitted": current.expected_admitted,
+                "expected_rejected": current.expected_rejected,
+            },
+        },
+    )
+    return current
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def weak_classes() -> list[str]:
+    """The catalogue's weak source classes: what `substitute_class` perturbations use first."""
+    return list(SourceClass.objects.filter(weak=True).order_by("key").values_list("key", flat=True))
+
+
+@transaction.atomic
+def run_start(
+    *, actor: Actor, version: ContractVersion, scenario: Scenario | None = None
+) -> SuiteRun:
+    """Queue a run of the suite (or one scenario) against `version` for the background worker.
+
+    The task is enqueued in the same transaction, so the worker sees the run and its task
+    together; with the immediate backend (tests) the run has finished when this returns.
+    """
+    from .tasks import execute_suite_run
+
+    decision_type = version.decision_type
+    if not can_run(actor, decision_type):
+        raise PermissionDenied(NOT_ALLOWED)
+    if scenario is not None and scenario.decision_type_id != decision_type.pk:
+        raise ValidationError({"version": WRONG_VERSION})
+    total = 1 if scenario is not None else decision_type.scenarios.count()
+    if total == 0:
+        raise ValidationError(NO_SCENARIOS)
+    run = SuiteRun.objects.create(
+        decision_type=decision_type,
+        version=version,
+        scenario=scenario,
+        total=total,
+        created_by=actor,
+        weak_classes=weak_classes(),
+    )
+    _audit(
+        actor=actor,
+        action=Action.RUN_STARTED,
+        summary=f"Started a run of {scenario.name if scenario else f'{total} scenarios'} "
+        f"against version {version.number}",
+        version=version,
+        changes={"run": run.pk, "scenarios": total},
+    )
+    result = execute_suite_run.enqueue(run.pk)
+    SuiteRun.objects.filter(pk=run.pk).update(task_id=str(result.id)[:64])
+    run.refresh_from_db()
+    return run
+
+
+def run_execute(*, run_id: int) -> SuiteRun:
+    """Compile every scenario of the run, committing its results scenario by scenario so the
+    progress bar moves; the worker (or the immediate backend) calls this."""
+    run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run_id)
+    if run.status != SuiteRun.Status.QUEUED:
+        return run  # run once: a task retried by hand does not compile twice
+    started = time.perf_counter()
+    SuiteRun.objects.filter(pk=run.pk).update(
+        status=SuiteRun.Status.RUNNING, started_at=timezone.now()
+    )
+    try:
+        summary = _compile_run(run)
+    except Exception as exc:  # the run records why it failed; the worker keeps going
+        SuiteRun.objects.filter(pk=run.pk).update(
+            status=SuiteRun.Status.FAILED,
+            finished_at=timezone.now(),
+            error=_describe(exc),
+        )
+        run.refresh_from_db()
+        return run
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    summary["compiles_per_second"] = (
+        round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
+    )
+    with transaction.atomic():
+        SuiteRun.objects.filter(pk=run.pk).update(
+            status=SuiteRun.Status.FINISHED,
+            finished_at=timezone.now(),
+            summary=summary,
+            done=F("total"),
+        )
+        _audit(
+            actor=None,
+            action=Action.RUN_FINISHED,
+            summary=f"Run {run.pk} finished: {summary['failures']} expectation failures, "
+            f"{summary['flipped_slots']} flipped slots",
+            version=run.version,
+            changes={"run": run.pk, **summary},
+        )
+    run.refresh_from_db()
+    return run
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ContractInvalid):
+        return str(exc)
+    return "".join(traceback.format_exception_only(exc)).strip()
+
+
+def _compile_run(run: SuiteRun) -> dict[str, Any]:
+    version = run.version
+    try:
+        contract = compiled_contract(version)
+    except ContractInvalid as exc:
+        raise ContractInvalid(exc.problems) from None
+    contract_json = contract.model_dump(mode="json")
+    SuiteRun.objects.filter(pk=run.pk).update(contract_sha256=document_sha256(contract_json))
+    scenarios = Scenario.objects.filter(decision_type=run.decision_type).select_related(
+        "decision_type"
+    )
+    if run.scenario_id is not None:
+        scenarios = scenarios.filter(pk=run.scenario_id)
+    scenarios = list(scenarios.order_by("position", "name", "id"))
+    corpora = _corpus_models({s.corpus_id for s in scenarios})
+    totals = {
+        "scenarios": 0,
+        "perturbations": 0,
+        "compiles": 0,
+        "failures": 0,
+        "failing_scenarios": 0,
+        "flipped_slots": 0,
+        "variants_with_flips": 0,
+        "refused": 0,
+        "invalid": 0,
+    }
+    position = 0
+    for done, scenario in enumerate(scenarios, start=1):
+        rows = _scenario_rows(run, scenario, contract, corpora[scenario.corpus_id], position)
+        position += len(rows)
+        with transaction.atomic():
+            ScenarioResult.objects.bulk_create(rows, batch_size=500)
+            SuiteRun.objects.filter(pk=run.pk).update(done=done)
+        base, variants = rows[0], rows[1:]
+        totals["scenarios"] += 1
+        totals["perturbations"] += len(variants)
+        totals["compiles"] += len(rows)
+        totals["failures"] += len(base.expectation_failures)
+        totals["failing_scenarios"] += bool(base.expectation_failures)
+        totals["refused"] += sum(r.result == "refused" for r in rows)
+        totals["invalid"] += sum(r.result == "invalid" for r in rows)
+        for row in variants:
+            flipped = len(row.flips["slots"]) if row.flips else 0
+            totals["flipped_slots"] += flipped
+            totals["variants_with_flips"] += bool(flipped)
+    return totals
+
+
+def _corpus_models(ids: set[int]) -> dict[int, compiling.CorpusModels]:
+    directories = dict(Corpus.objects.filter(pk__in=ids).values_list("pk", "directory"))
+    rows: dict[int, list[dict[str, Any]]] = {pk: [] for pk in ids}
+    candidates = CorpusCandidate.objects.filter(corpus_id__in=ids).order_by("position", "id")
+    for corpus_id, data in candidates.values_list("corpus_id", "data"):
+        rows[corpus_id].append(data)
+    return {pk: compiling.CorpusModels.build(directories[pk], rows[pk]) for pk in ids}
+
+
+def _scenario_rows(
+    run: SuiteRun,
+    scenario: Scenario,
+    contract: Any,
+    corpus: compiling.CorpusModels,
+    position: int,
+) -> list[ScenarioResult]:
+    common = {"run_id": run.pk, "scenario_id": scenario.pk, "scenario_name": scenario.name}
+    try:
+        document = compiling.scenario_input(scenario.request_document(), contract, corpus)
+    except InvalidInput as exc:
+        # A scenario the compiler cannot read fails its expectations; it has no perturbations.
+        return [
+            ScenarioResult(
+                **common,
+                position=position,
+                input_sha256="",
+                result="invalid",
+                duration_ms=0.0,
+                output_json=_json(exc.to_json()),
+                slot_states={},
+                expectation_failures=[
+                    {
+                        "what": "input",
+                        "key": _where(e["loc"]),
+                        "expected": "valid",
+                        "actual": e["msg"],
+                    }
+                    for e in exc.errors
+                ],
+            )
+        ]
+    swept = compiling.sweep_scenario(document, run.weak_classes)
+    base = swept.base
+    rows = [
+        ScenarioResult(
+            **common,
+            position=position,
+            input_sha256=compiling.input_sha256(base.document),
+            result=str(base.output.result),
+            plan_id=base.output.plan_id or "",
+            duration_ms=base.duration_ms,
+            output_json=base.output.model_dump_json(by_alias=True),
+            slot_states=base.slot_states,
+            expectation_failures=compiling.expectation_failures(
+                base.output,
+                base.slot_states,
+                expected_slots=scenario.expected_slots,
+                expected_admitted=scenario.expected_admitted,
+                expected_rejected=scenario.expected_rejected,
+            ),
+        )
+    ]
+    for offset, variant in enumerate(swept.variants, start=1):
+        rows.append(
+            ScenarioResult(
+                **common,
+                position=position + offset,
+                perturbation=variant.name,
+                perturbation_args=variant.perturbation,
+                input_sha256=compiling.input_sha256(variant.document),
+                result=str(variant.output.result),
+                plan_id=variant.output.plan_id or "",
+                duration_ms=variant.duration_ms,
+                output_json=variant.output.model_dump_json(by_alias=True),
+                slot_states=variant.slot_states,
+                flips=variant.flips,
+            )
+        )
+    return rows
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def _where(loc: Sequence[Any]) -> str:
+    return ".".join(str(part) for part in loc)
