@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from compiler import CompileInput, CompileOutput, compile_input
@@ -33,6 +33,17 @@ STATES = ("supported", "contradicted", "unknown", compiling.REFUSED)
 
 def decision_type_for_user(*, user: User, key: str) -> DecisionType:
     return contract_selectors.decision_type_for_user(user=user, key=key)
+
+
+def decision_types_with_counts(*, user: User) -> QuerySet[DecisionType]:
+    return (
+        contract_selectors.decision_types_for_user(user=user)
+        .annotate(
+            scenario_count=Count("scenarios", distinct=True),
+            corpus_count=Count("corpora", distinct=True),
+        )
+        .order_by("key")
+    )
 
 
 def corpora(*, decision_type: DecisionType) -> QuerySet[Corpus]:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -10,6 +10,7 @@ proposition = version + "propositions/<int:pk>/"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("suite/", include("scenarios.urls")),
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("source-classes/", views.source_class_list, name="source_class_list"),

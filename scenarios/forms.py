@@ -1,0 +1,270 @@
+"""Forms parse input; `scenarios.services` decides and writes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+
+from compiler.codes import OrderRole, Requirement
+
+from .compiling import NOT_JSON
+from .models import Corpus, Scenario
+from .services import SLOT_STATES
+
+NOT_CHECKED = ""
+
+
+def split_list(value: str) -> list[str]:
+    """Items separated by commas or new lines, blanks dropped, order kept."""
+    items = (part.strip() for line in value.splitlines() for part in line.split(","))
+    return [item for item in items if item]
+
+
+class ListField(forms.CharField):
+    """A list typed as comma- or line-separated text."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            return ", ".join(map(str, value))
+        return value
+
+    def to_python(self, value: Any) -> list[str]:
+        return split_list(super().to_python(value) or "")
+
+    def validate(self, value: Any) -> None:
+        if self.required and not value:
+            raise forms.ValidationError(self.error_messages["required"], code="required")
+
+
+class JSONText(forms.CharField):
+    """JSON typed into a text area; blank is None."""
+
+    widget = forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2)
+
+    def to_python(self, value: Any) -> Any:
+        text = (super().to_python(value) or "").strip()
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(NOT_JSON.format(error=exc)) from None
+
+
+class ImportForm(forms.Form):
+    name = forms.CharField(max_length=120, help_text="The corpus's name within this decision type.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    file = forms.FileField(required=False, help_text="A JSON file: {directory, candidates}.")
+    text = forms.CharField(
+        required=False,
+        label="…or paste the JSON",
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+    )
+    replace = forms.BooleanField(
+        required=False, help_text="Replace the candidates of an existing corpus of this name."
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        upload = data.get("file")
+        raw = upload.read().decode("utf-8", errors="replace") if upload else data.get("text", "")
+        if not raw.strip():
+            raise forms.ValidationError("Choose a file or paste the JSON.")
+        try:
+            data["document"] = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(NOT_JSON.format(error=exc)) from None
+        return data
+
+
+# The candidate fields the form shows one by one; the rest travel in "other fields".
+CANDIDATE_FIELDS = (
+    "id",
+    "entity",
+    "evidence_class",
+    "allowed_roles",
+    "allowed_purposes",
+    "supports",
+    "contradicts",
+    "valid_from",
+    "valid_to",
+    "superseded",
+    "superseded_by",
+    "tokens",
+    "relevance",
+    "role",
+    "requirement",
+    "content",
+)
+LIST_FIELDS = ("allowed_roles", "allowed_purposes", "supports", "contradicts")
+
+
+class CandidateForm(forms.Form):
+    id = forms.CharField(max_length=200)
+    entity = forms.CharField(max_length=200)
+    evidence_class = forms.CharField(max_length=64)
+    allowed_roles = ListField()
+    allowed_purposes = ListField()
+    supports = ListField()
+    contradicts = ListField()
+    valid_from = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+    valid_to = forms.DateField(
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="The last valid day.",
+    )
+    superseded = forms.BooleanField(required=False)
+    superseded_by = forms.CharField(required=False, max_length=200)
+    tokens = forms.IntegerField(min_value=0)
+    relevance = forms.FloatField(min_value=0, max_value=1)
+    role = forms.ChoiceField(choices=[(r.value, r.value) for r in OrderRole], initial="evidence")
+    requirement = forms.ChoiceField(
+        choices=[(r.value, r.value) for r in Requirement], initial="preferred"
+    )
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+    other = JSONText(
+        label="Other fields (JSON)",
+        help_text="denied_roles, denied_principals, forms, floor, depends_on, group, "
+        "group_required, source.",
+    )
+
+    @classmethod
+    def for_candidate(cls, data: dict[str, Any] | None) -> CandidateForm:
+        if data is None:
+            return cls()
+        initial = {k: data.get(k) for k in CANDIDATE_FIELDS if k in data}
+        other = {k: v for k, v in data.items() if k not in CANDIDATE_FIELDS}
+        initial["other"] = other or None
+        return cls(initial=initial)
+
+    def clean_other(self) -> Any:
+        other = self.cleaned_data.get("other")
+        if other is not None and not isinstance(other, dict):
+            raise forms.ValidationError("Give the other fields as a JSON object.")
+        return other
+
+    def candidate(self) -> dict[str, Any]:
+        """The candidate as the compiler's JSON."""
+        data = self.cleaned_data
+        candidate: dict[str, Any] = {}
+        for key in CANDIDATE_FIELDS:
+            value = data.get(key)
+            if key in ("valid_from", "valid_to") and value is not None:
+                value = value.isoformat()
+            if key in ("valid_to", "superseded_by") and not value:
+                continue
+            candidate[key] = value
+        candidate.update(data.get("other") or {})
+        return candidate
+
+
+class ScenarioForm(forms.Form):
+    name = forms.CharField(max_length=160)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.none())
+    principal = forms.CharField(max_length=120)
+    roles = ListField(help_text="Comma-separated.")
+    purpose = forms.CharField(max_length=120)
+    entity = forms.CharField(max_length=200, help_text="An id or an alias from the directory.")
+    decision_date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+    token_budget = forms.IntegerField(min_value=0)
+    delegation = JSONText(
+        help_text='Optional: {"service", "on_behalf_of", "scopes", "valid_from", "valid_to", '
+        '"revoked"}.'
+    )
+    named = ListField(help_text="Ids the task names explicitly (optional).")
+    check_admitted = forms.BooleanField(required=False, label="Check the admitted ids")
+    expected_admitted = ListField()
+    check_rejected = forms.BooleanField(required=False, label="Check the rejected ids")
+    expected_rejected = ListField()
+
+    def __init__(self, *args: Any, decision_type: Any, propositions: list[str], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].queryset = decision_type.corpora.order_by("name")
+        self.propositions = propositions
+        choices = [(NOT_CHECKED, "not checked"), *((s, s) for s in SLOT_STATES)]
+        for key in propositions:
+            self.fields[f"expect_{key}"] = forms.ChoiceField(
+                label=f"Expected: {key}", choices=choices, required=False
+            )
+
+    @classmethod
+    def initial_for(cls, scenario: Scenario) -> dict[str, Any]:
+        initial: dict[str, Any] = {
+            f: getattr(scenario, f)
+            for f in (
+                "name",
+                "description",
+                "principal",
+                "roles",
+                "purpose",
+                "entity",
+                "decision_date",
+                "token_budget",
+                "delegation",
+                "named",
+            )
+        }
+        initial["corpus"] = scenario.corpus_id
+        initial["check_admitted"] = scenario.expected_admitted is not None
+        initial["expected_admitted"] = scenario.expected_admitted or []
+        initial["check_rejected"] = scenario.expected_rejected is not None
+        initial["expected_rejected"] = scenario.expected_rejected or []
+        for key, state in scenario.expected_slots.items():
+            initial[f"expect_{key}"] = state
+        return initial
+
+    def service_fields(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        fields = {
+            k: data[k]
+            for k in (
+                "name",
+                "description",
+                "principal",
+                "roles",
+                "purpose",
+                "entity",
+                "decision_date",
+                "token_budget",
+                "delegation",
+                "named",
+            )
+        }
+        fields["expected_slots"] = {
+            key: data[f"expect_{key}"] for key in self.propositions if data.get(f"expect_{key}")
+        }
+        fields["expected_admitted"] = (
+            data["expected_admitted"] if data.get("check_admitted") else None
+        )
+        fields["expected_rejected"] = (
+            data["expected_rejected"] if data.get("check_rejected") else None
+        )
+        return fields
+
+
+class RunForm(forms.Form):
+    version = forms.TypedChoiceField(coerce=int, choices=())
+    scenario = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, decision_type: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].choices = [
+            (v.number, f"v{v.number} ({v.get_status_display().lower()})")
+            for v in decision_type.versions.order_by("-number")
+        ]

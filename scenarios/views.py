@@ -1,0 +1,409 @@
+"""Fixtures, scenarios, runs and the flip review: thin function views.
+
+One template per page; an htmx request gets only the named partial it swaps
+(`"scenarios/run.html#progress"`), a plain request the whole page, so every page works
+without JavaScript. Reads go through `selectors` (404 without view permission on the decision
+type), writes through `services` (403 without the right permission).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from compiler import InvalidInput
+
+from . import forms, selectors, services
+from .compiling import CorpusInvalid
+from .models import Scenario
+
+# Messages tests assert on.
+IMPORTED = "Imported {count} candidates into '{name}'."
+CANDIDATE_SAVED = "Saved candidate '{id}'."
+SCENARIO_SAVED = "Saved scenario '{name}'."
+EXPECTATIONS_TAKEN = "The expectations of '{name}' are now those of version {number}."
+EXPECTATIONS_MOVED = (
+    "The result changed since the page was shown, so nothing was saved. "
+    "Here is the current result; take it again if it is still what you expect."
+)
+RUN_QUEUED = "Run {pk} queued: {total} scenario(s) against version {number}."
+
+DEFAULT_TOP_K = 5
+
+
+def _template(request: HttpRequest, page: str, partial: str) -> str:
+    return f"scenarios/{page}.html#{partial}" if request.htmx else f"scenarios/{page}.html"
+
+
+def _form_errors(form: Any, error: ValidationError, fallback: str | None = None) -> None:
+    """Put a service's errors on the form's fields; others on `fallback` (or the form)."""
+    if hasattr(error, "error_dict"):
+        for field, errors in error.message_dict.items():
+            form.add_error(field if field in form.fields else fallback, errors)
+    else:
+        form.add_error(None, error.messages)
+
+
+def _require_edit(request: HttpRequest, decision_type: Any) -> None:
+    if not services.can_edit(request.user, decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        raise Http404("Not a number.") from None
+
+
+# --------------------------------------------------------------------------- the suite
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    decision_types = selectors.decision_types_with_counts(user=request.user)
+    return render(request, "scenarios/index.html", {"decision_types": decision_types})
+
+
+@require_GET
+def suite(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    context = {
+        "decision_type": decision_type,
+        "corpora": selectors.corpora(decision_type=decision_type).annotate(
+            size=Count("candidates", distinct=True), used_by=Count("scenarios", distinct=True)
+        ),
+        "scenarios": selectors.scenarios(decision_type=decision_type),
+        "runs": selectors.runs(decision_type=decision_type),
+        "run_form": forms.RunForm(decision_type=decision_type),
+        "can_edit": services.can_edit(request.user, decision_type),
+        "can_run": services.can_run(request.user, decision_type),
+    }
+    return render(request, _template(request, "suite", "runs"), context)
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+@require_http_methods(["GET", "POST"])
+def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    _require_edit(request, decision_type)
+    problems = []
+    status = 200
+    form = forms.ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                corpus = services.corpus_import(
+                    actor=request.user,
+                    decision_type=decision_type,
+                    name=form.cleaned_data["name"],
+                    description=form.cleaned_data["description"],
+                    document=form.cleaned_data["document"],
+                    replace=form.cleaned_data["replace"],
+                )
+            except CorpusInvalid as exc:
+                problems = exc.problems
+            except ValidationError as exc:
+                _form_errors(form, exc)
+            else:
+                messages.success(
+                    request,
+                    IMPORTED.format(count=corpus.candidates.count(), name=corpus.name),
+                )
+                return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
+        status = 422
+    context = {"decision_type": decision_type, "form": form, "problems": problems}
+    return render(request, _template(request, "corpus_import", "import"), context, status=status)
+
+
+@require_GET
+def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    context = {
+        "decision_type": corpus.decision_type,
+        "corpus": corpus,
+        "candidates": corpus.candidates.order_by("position", "id"),
+        "scenarios": corpus.scenarios.order_by("position", "name"),
+        "can_edit": services.can_edit(request.user, corpus.decision_type),
+    }
+    return render(request, _template(request, "corpus", "candidates"), context)
+
+
+@require_GET
+def corpus_export(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    response = JsonResponse(selectors.corpus_export(corpus=corpus), json_dumps_params={"indent": 2})
+    filename = f"{corpus.decision_type.key}-{corpus.name}.json".replace(" ", "-")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def candidate_edit(
+    request: HttpRequest, key: str, pk: int, candidate_id: str | None = None
+) -> HttpResponse:
+    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    _require_edit(request, corpus.decision_type)
+    existing = None
+    if candidate_id is not None:
+        existing = corpus.candidates.filter(candidate_id=candidate_id).first()
+        if existing is None:
+            raise Http404("No such candidate.")
+    status = 200
+    if request.method == "POST":
+        form = forms.CandidateForm(request.POST)
+        if form.is_valid():
+            try:
+                saved = services.candidate_save(
+                    actor=request.user,
+                    corpus=corpus,
+                    data=form.candidate(),
+                    original_id=candidate_id,
+                )
+            except ValidationError as exc:
+                _form_errors(form, exc, fallback="other")
+            else:
+                messages.success(request, CANDIDATE_SAVED.format(id=saved.candidate_id))
+                return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
+        status = 422
+    else:
+        form = forms.CandidateForm.for_candidate(existing.data if existing else None)
+    context = {
+        "decision_type": corpus.decision_type,
+        "corpus": corpus,
+        "form": form,
+        "candidate_id": candidate_id,
+    }
+    return render(request, _template(request, "candidate_form", "form"), context, status=status)
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def _propositions(decision_type: Any) -> list[str]:
+    version = selectors.version_for(decision_type=decision_type, number=None)
+    return (
+        [p.key for p in version.propositions.all()]
+        if version.is_editable
+        else [p["key"] for p in (version.snapshot or {}).get("propositions", [])]
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    _require_edit(request, decision_type)
+    scenario = (
+        selectors.scenario_for_user(user=request.user, key=key, pk=pk) if pk is not None else None
+    )
+    propositions = _propositions(decision_type)
+    if scenario is not None:
+        propositions += [k for k in scenario.expected_slots if k not in propositions]
+    initial = forms.ScenarioForm.initial_for(scenario) if scenario else {}
+    form = forms.ScenarioForm(
+        request.POST or None,
+        initial=initial,
+        decision_type=decision_type,
+        propositions=propositions,
+    )
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            fields = form.service_fields()
+            try:
+                if scenario is None:
+                    scenario = services.scenario_create(
+                        actor=request.user,
+                        decision_type=decision_type,
+                        corpus=form.cleaned_data["corpus"],
+                        **fields,
+                    )
+                else:
+                    scenario = services.scenario_update(
+                        actor=request.user,
+                        scenario=scenario,
+                        corpus=form.cleaned_data["corpus"],
+                        **fields,
+                    )
+            except ValidationError as exc:
+                _form_errors(form, exc)
+            else:
+                messages.success(request, SCENARIO_SAVED.format(name=scenario.name))
+                return redirect("scenarios:scenario_detail", key=key, pk=scenario.pk)
+        status = 422
+    context = {"decision_type": decision_type, "scenario": scenario, "form": form}
+    return render(request, _template(request, "scenario_form", "form"), context, status=status)
+
+
+def _expectations_token(expectations: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(expectations, sort_keys=True).encode()).hexdigest()
+
+
+def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | None) -> dict:
+    decision_type = scenario.decision_type
+    version = selectors.version_for(decision_type=decision_type, number=number)
+    context: dict[str, Any] = {
+        "decision_type": decision_type,
+        "scenario": scenario,
+        "version": version,
+        "versions": decision_type.versions.order_by("-number"),
+        "can_edit": services.can_edit(request.user, decision_type),
+        "can_run": services.can_run(request.user, decision_type),
+        "preview": None,
+        "invalid": None,
+    }
+    try:
+        preview = selectors.expectation_preview(scenario=scenario, version=version)
+    except InvalidInput as exc:
+        context["invalid"] = exc.errors
+    else:
+        context["preview"] = preview
+        context["view"] = selectors.PacketView(preview.output.to_json())
+        context["token"] = _expectations_token(preview.expectations)
+    return context
+
+
+@require_GET
+def scenario_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    context = _scenario_context(request, scenario, _int(request.GET.get("version")))
+    return render(request, _template(request, "scenario", "result"), context)
+
+
+@require_POST
+def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    _require_edit(request, scenario.decision_type)
+    number = _int(request.POST.get("version"))
+    context = _scenario_context(request, scenario, number)
+    preview = context["preview"]
+    if preview is None or request.POST.get("token") != context["token"]:
+        context["conflict"] = EXPECTATIONS_MOVED
+        return render(request, _template(request, "scenario", "result"), context, status=409)
+    services.scenario_take_expected(
+        actor=request.user,
+        scenario=scenario,
+        expectations=preview.expectations,
+        version=preview.version,
+    )
+    messages.success(
+        request, EXPECTATIONS_TAKEN.format(name=scenario.name, number=preview.version.number)
+    )
+    if request.htmx:
+        scenario.refresh_from_db()
+        context = _scenario_context(request, scenario, number)
+        return render(request, "scenarios/scenario.html#result", context)
+    url = reverse("scenarios:scenario_detail", kwargs={"key": key, "pk": pk})
+    return redirect(f"{url}?version={preview.version.number}")
+
+
+@require_GET
+def scenario_compare(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    version = selectors.version_for(
+        decision_type=scenario.decision_type, number=_int(request.GET.get("version"))
+    )
+    top_k = max(1, min(_int(request.GET.get("top_k")) or DEFAULT_TOP_K, 100))
+    context: dict[str, Any] = {
+        "decision_type": scenario.decision_type,
+        "scenario": scenario,
+        "version": version,
+        "versions": scenario.decision_type.versions.order_by("-number"),
+        "top_k": top_k,
+        "comparison": None,
+        "invalid": None,
+    }
+    try:
+        context["comparison"] = selectors.comparison(
+            scenario=scenario, version=version, top_k=top_k
+        )
+    except InvalidInput as exc:
+        context["invalid"] = exc.errors
+    return render(request, _template(request, "compare", "comparison"), context)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@require_POST
+def run_start(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    if not services.can_run(request.user, decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    form = forms.RunForm(request.POST, decision_type=decision_type)
+    if not form.is_valid():
+        messages.error(request, "Choose a version to run against.")
+        return redirect("scenarios:suite", key=key)
+    version = selectors.version_for(
+        decision_type=decision_type, number=form.cleaned_data["version"]
+    )
+    scenario = None
+    if form.cleaned_data.get("scenario"):
+        scenario = selectors.scenario_for_user(
+            user=request.user, key=key, pk=form.cleaned_data["scenario"]
+        )
+    try:
+        run = services.run_start(actor=request.user, version=version, scenario=scenario)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("scenarios:suite", key=key)
+    messages.success(request, RUN_QUEUED.format(pk=run.pk, total=run.total, number=version.number))
+    return redirect("scenarios:run_detail", key=key, pk=run.pk)
+
+
+@require_GET
+def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    partial = request.GET.get("partial", "matrix")
+    if request.htmx and partial == "progress" and not run.is_active:
+        # The run has just finished: show the whole page, with its matrix.
+        return HttpResponseClientRefresh()
+    only_flips = request.GET.get("flips") == "1"
+    context: dict[str, Any] = {
+        "decision_type": run.decision_type,
+        "run": run,
+        "only_flips": only_flips,
+        "matrix": None if run.is_active else selectors.flip_matrix(run=run, only_flips=only_flips),
+    }
+    template = _template(request, "run", "progress" if partial == "progress" else "matrix")
+    return render(request, template, context)
+
+
+@require_GET
+def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    matrix = None if run.is_active else selectors.flip_matrix(run=run)
+    context = {"decision_type": run.decision_type, "run": run, "matrix": matrix}
+    return render(request, _template(request, "coverage", "coverage"), context)
+
+
+@require_GET
+def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    context = {
+        "decision_type": result.run.decision_type,
+        "run": result.run,
+        "result": result,
+        "view": selectors.packet_view(result),
+    }
+    return render(request, _template(request, "result", "packet"), context)
+
+
+@require_GET
+def result_diff(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    diff = selectors.result_diff(result=result, focus=request.GET.get("proposition"))
+    context = {"decision_type": result.run.decision_type, "run": result.run, "diff": diff}
+    return render(request, _template(request, "diff", "diff"), context)
