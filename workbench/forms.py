@@ -83,13 +83,21 @@ class PropositionForm(LockForm):
     required = forms.BooleanField(required=False, initial=True, help_text="A gap blocks.")
     max_items = forms.IntegerField(min_value=1, initial=1)
 
+    # The editor shows the add form and a row's edit form at once: keep their ids apart.
+    id_pattern = "edit_%s"
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", self.id_pattern)
+        super().__init__(*args, **kwargs)
+
 
 class PropositionAddForm(PropositionForm):
     accepted_classes = forms.MultipleChoiceField(
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="In precedence order; reorder after adding.",
+        help_text="Checked classes are accepted in this order; reorder them after adding.",
     )
+    id_pattern = "add_%s"
 
     def __init__(self, *args, class_choices: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -120,6 +128,10 @@ class SettingsForm(LockForm):
     role_order = ListField(
         required=True, help_text="Each of " + ", ".join(str(r) for r in OrderRole) + " once."
     )
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", "settings_%s")
+        super().__init__(*args, **kwargs)
 
     @classmethod
     def for_version(cls, version: ContractVersion) -> SettingsForm:

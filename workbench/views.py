@@ -74,6 +74,21 @@ class PropositionRow:
     edit_form: forms.PropositionForm | None = None
 
 
+def _panels_context(version: ContractVersion) -> dict[str, Any]:
+    """What the lint, preview and history panels show."""
+    preview = selectors.version_preview(version=version)
+    return {
+        "decision_type": version.decision_type,
+        "version": version,
+        "findings": selectors.version_lint(version=version),
+        "preview": preview,
+        "preview_json": json.dumps(
+            preview.compiler_document if preview.valid else preview.document, indent=2
+        ),
+        "history": selectors.history(decision_type=version.decision_type),
+    }
+
+
 def _editor_context(
     request: HttpRequest,
     version: ContractVersion,
@@ -85,7 +100,7 @@ def _editor_context(
     errors: list[str] | None = None,
     conflict: str | None = None,
 ) -> dict[str, Any]:
-    version.refresh_from_db()
+    """What the contract editor shows, its forms rendered with the current lock version."""
     decision_type = version.decision_type
     editable = version.is_editable and selectors.can_edit(
         user=request.user, decision_type=decision_type
@@ -106,7 +121,6 @@ def _editor_context(
         if editing and editing[0] == proposition.pk:
             row.edit_form = editing[1]
         rows.append(row)
-    preview = selectors.version_preview(version=version)
     return {
         "decision_type": decision_type,
         "version": version,
@@ -119,13 +133,10 @@ def _editor_context(
         "settings_form": settings_form or forms.SettingsForm.for_version(version),
         "errors": errors or [],
         "conflict": conflict,
-        "findings": selectors.version_lint(version=version),
-        "preview": preview,
-        "preview_json": json.dumps(
-            preview.compiler_document if preview.valid else preview.document, indent=2
-        ),
-        "history": selectors.history(decision_type=decision_type),
     }
+
+
+PANELS = {"lint", "preview", "history"}
 
 
 def _render_version(
@@ -134,10 +145,18 @@ def _render_version(
     partial: str = "editor",
     *,
     status: int = 200,
-    **context: Any,
+    **editor: Any,
 ) -> HttpResponse:
+    """The whole page, or for htmx only the named partial, built from fresh rows."""
+    version.refresh_from_db()
+    if request.htmx and partial in PANELS:
+        context = _panels_context(version)
+    elif request.htmx:
+        context = _editor_context(request, version, **editor)
+    else:
+        context = {**_panels_context(version), **_editor_context(request, version, **editor)}
     template = f"{EDITOR_TEMPLATE}#{partial}" if request.htmx else EDITOR_TEMPLATE
-    return render(request, template, _editor_context(request, version, **context), status=status)
+    return render(request, template, context, status=status)
 
 
 def _version_url(version: ContractVersion) -> str:

@@ -365,3 +365,34 @@ def test_htmx_post_with_the_csrf_header_from_the_page(owner, draft):
     assert client.post(url, data, headers=HTMX).status_code == 403
     response = client.post(url, data, headers={**HTMX, "X-CSRFToken": token})
     assert response.status_code == 200
+
+
+def test_an_htmx_request_after_the_session_ended_reloads_into_sign_in(client, draft):
+    page = version_url(draft)
+    response = client.get(
+        version_url(draft, "version_lint"),
+        headers={**HTMX, "HX-Current-URL": "http://testserver" + page},
+    )
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == reverse("login") + "?next=" + page.replace("/", "%2F")
+
+
+def test_ids_stay_unique_while_a_row_is_being_edited(as_owner, draft):
+    url = proposition_url(draft, "proposition_edit", "waiver_valid")
+    page = as_owner.get(url).content.decode()
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert 'id="edit_key"' in page and 'id="add_key"' in page
+
+
+def test_load_demo_command_prints_the_local_sign_ins(db):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    call_command("load_demo", stdout=out)
+    for username in ("olivia", "rafael", "vera"):
+        assert f"{username}-local-demo" in out.getvalue()
+    assert DecisionType.objects.count() == 2
