@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from contracts import demo
+from scenarios import demo as scenarios_demo
 
 
 class Command(BaseCommand):
@@ -10,3 +11,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         demo.load(self.stdout)
+        scenarios_demo.load(self.stdout)
