@@ -402,3 +402,34 @@ def first_flipped(*, run: SuiteRun) -> ScenarioResult | None:
         if result.flipped_propositions:
             return result
     return None
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def run_report(*, run: SuiteRun) -> dict[str, Any]:
+    """The run's summary, every expectation failure and every flip, as plain JSON: what
+    `run_scenarios --json` prints and what a review can keep."""
+    failures, flips = [], []
+    for result in run.results.defer("output_json").order_by("position"):
+        for failure in result.expectation_failures:
+            failures.append({"scenario": result.scenario_name, **failure})
+        for flip in (result.flips or {}).get("slots", []):
+            flips.append(
+                {
+                    "scenario": result.scenario_name,
+                    "perturbation": result.perturbation,
+                    **flip,
+                }
+            )
+    return {
+        "decision_type": run.decision_type.key,
+        "version": run.version.number,
+        "run": run.pk,
+        "status": run.status,
+        "error": run.error or None,
+        "contract_sha256": run.contract_sha256,
+        "summary": run.summary,
+        "failures": failures,
+        "flips": flips,
+    }

@@ -387,15 +387,30 @@ def weak_classes() -> list[str]:
     return list(SourceClass.objects.filter(weak=True).order_by("key").values_list("key", flat=True))
 
 
-@transaction.atomic
 def run_start(
-    *, actor: Actor, version: ContractVersion, scenario: Scenario | None = None
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    scenario: Scenario | None = None,
+    background: bool = True,
 ) -> SuiteRun:
-    """Queue a run of the suite (or one scenario) against `version` for the background worker.
+    """Start a run of the suite (or one scenario) against `version`.
 
-    The task is enqueued in the same transaction, so the worker sees the run and its task
-    together; with the immediate backend (tests) the run has finished when this returns.
+    In the background (the default) the run is queued for the worker: the task is enqueued in
+    the same transaction as the run, so the worker sees both together (with the immediate
+    backend, in tests, the run has finished when this returns). `background=False` compiles
+    here and now, as `manage.py run_scenarios` does.
     """
+    run = _run_create(actor=actor, version=version, scenario=scenario, enqueue=background)
+    if not background:
+        run = run_execute(run_id=run.pk)
+    return run
+
+
+@transaction.atomic
+def _run_create(
+    *, actor: Actor, version: ContractVersion, scenario: Scenario | None, enqueue: bool
+) -> SuiteRun:
     from .tasks import execute_suite_run
 
     decision_type = version.decision_type
@@ -422,8 +437,9 @@ def run_start(
         version=version,
         changes={"run": run.pk, "scenarios": total},
     )
-    result = execute_suite_run.enqueue(run.pk)
-    SuiteRun.objects.filter(pk=run.pk).update(task_id=str(result.id)[:64])
+    if enqueue:
+        result = execute_suite_run.enqueue(run.pk)
+        SuiteRun.objects.filter(pk=run.pk).update(task_id=str(result.id)[:64])
     run.refresh_from_db()
     return run
 

@@ -1,0 +1,80 @@
+"""`python manage.py import_fixtures DECISION_TYPE FILE --name NAME [--replace] [--user U]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from contracts.models import DecisionType
+from scenarios import services
+from scenarios.compiling import NOT_JSON, CorpusInvalid
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a fixture corpus (the compiler's {directory, candidates} JSON) into a decision "
+        "type. Every invalid item is listed with its index, field and message; nothing is "
+        "saved if any item is invalid (exit 1)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("decision_type", help="The decision type's key.")
+        parser.add_argument("file", help="A JSON file, or - for stdin.")
+        parser.add_argument("--name", help="The corpus's name (default: the file's stem).")
+        parser.add_argument("--replace", action="store_true", help="Replace a corpus's content.")
+        parser.add_argument(
+            "--user", help="Who imports (an owner of the type; default: its creator)."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        decision_type = _decision_type(options["decision_type"])
+        actor = _actor(options["user"], decision_type)
+        path = options["file"]
+        raw = self.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        try:
+            document = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CommandError(NOT_JSON.format(error=exc)) from None
+        name = options["name"] or ("stdin" if path == "-" else Path(path).stem)
+        try:
+            corpus = services.corpus_import(
+                actor=actor,
+                decision_type=decision_type,
+                name=name,
+                document=document,
+                replace=options["replace"],
+            )
+        except CorpusInvalid as exc:
+            for problem in exc.problems:
+                index = "-" if problem.index is None else problem.index
+                self.stderr.write(f"item {index}, field {problem.field}: {problem.msg}")
+            raise CommandError(
+                f"{len(exc.problems)} problem(s) in {path}; nothing was saved."
+            ) from None
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        self.stdout.write(
+            f"Imported {corpus.candidates.count()} candidates into corpus '{corpus.name}' "
+            f"of {decision_type.key}."
+        )
+
+
+def _decision_type(key: str) -> DecisionType:
+    try:
+        return DecisionType.objects.get(key=key)
+    except DecisionType.DoesNotExist:
+        raise CommandError(f"No decision type '{key}'.") from None
+
+
+def _actor(username: str | None, decision_type: DecisionType) -> Any:
+    if username is None:
+        return decision_type.created_by
+    try:
+        return get_user_model().objects.get(username=username)
+    except get_user_model().DoesNotExist:
+        raise CommandError(f"No user '{username}'.") from None
