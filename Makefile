@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## run: migrate the embedded SQLite database, load the demo workspace and serve on 127.0.0.1:8000
+## run: migrate the embedded SQLite database, load the demo workspace, start the task worker
+## (suite runs) beside the web server and serve on 127.0.0.1:8000; stopping one stops both
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py db_worker --no-reload --interval 0.5 & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 ## test: the whole suite, in parallel (browser tests run when /usr/bin/chromium exists)

@@ -300,5 +300,5 @@ def load(out: TextIO, *, queue_runs: bool = True) -> None:
             version = current_version(decision_type=decision_type)
             run = services.run_start(actor=owner, version=version)
             queued.append(f"run {run.pk} of {decision_type.key}")
-    out.write(f"Demo scenarios ready ({created} new)")
-    out.write(f"; queued {', '.join(queued)} for the worker.\n" if queued else ".\n")
+    queued_text = f"; queued {', '.join(queued)} for the worker" if queued else ""
+    out.write(f"Demo scenarios ready ({created} new){queued_text}.\n")
