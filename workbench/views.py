@@ -118,7 +118,7 @@ def _editor_context(
         )
         if accept_form and accept_form[0] == proposition.pk:
             row.accept_form = accept_form[1]
-        if editing and editing[0] == proposition.pk:
+        if editable and editing and editing[0] == proposition.pk:
             row.edit_form = editing[1]
         rows.append(row)
     return {

@@ -396,3 +396,10 @@ def test_load_demo_command_prints_the_local_sign_ins(db):
     for username in ("olivia", "rafael", "vera"):
         assert f"{username}-local-demo" in out.getvalue()
     assert DecisionType.objects.count() == 2
+
+
+def test_no_edit_form_for_a_frozen_version(as_owner, draft):
+    ContractVersion.objects.filter(pk=draft.pk).update(status="approved")
+    page = as_owner.get(proposition_url(draft, "proposition_edit", "waiver_valid"))
+    assert page.status_code == 200
+    assert 'id="edit_key"' not in page.content.decode()
