@@ -209,9 +209,24 @@ class Cell:
     base_state: str | None = None
     expected: str | None = None  # set when the expectation on this slot failed
 
+    url: str = ""  # set by the view: where clicking the cell leads
+
     @property
     def failed(self) -> bool:
         return self.expected is not None
+
+    @property
+    def css(self) -> str:
+        return "cell" + (" flipped" if self.flipped else "") + (" failed" if self.failed else "")
+
+    @property
+    def title(self) -> str:
+        text = f"{self.proposition}: {self.state}"
+        if self.flipped:
+            text += f" (base: {self.base_state})"
+        if self.failed:
+            text += f" — expected {self.expected}"
+        return text
 
 
 @dataclass

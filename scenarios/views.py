@@ -371,14 +371,35 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         # The run has just finished: show the whole page, with its matrix.
         return HttpResponseClientRefresh()
     only_flips = request.GET.get("flips") == "1"
+    matrix = None if run.is_active else selectors.flip_matrix(run=run, only_flips=only_flips)
+    if matrix is not None:
+        _link_cells(matrix, key)
     context: dict[str, Any] = {
         "decision_type": run.decision_type,
         "run": run,
         "only_flips": only_flips,
-        "matrix": None if run.is_active else selectors.flip_matrix(run=run, only_flips=only_flips),
+        "matrix": matrix,
     }
     template = _template(request, "run", "progress" if partial == "progress" else "matrix")
     return render(request, template, context)
+
+
+def _link_cells(matrix: selectors.Matrix, key: str) -> None:
+    """A base cell opens the base's packet, a variant's cell its diff against the base."""
+    run_pk = matrix.run.pk
+    packet = reverse("scenarios:result_packet", kwargs={"key": key, "run_pk": run_pk, "pk": 0})
+    diff = reverse("scenarios:result_diff", kwargs={"key": key, "run_pk": run_pk, "pk": 0})
+    # Reversed once with a placeholder: thousands of cells, one reverse() each would show.
+    packet_prefix, packet_suffix = packet.rsplit("/0/", 1)
+    diff_prefix, diff_suffix = diff.rsplit("/0/", 1)
+    for row in matrix.rows:
+        pk = row.result.pk
+        if row.is_base:
+            url = f"{packet_prefix}/{pk}/{packet_suffix}"
+        else:
+            url = f"{diff_prefix}/{pk}/{diff_suffix}"
+        for cell in row.cells:
+            cell.url = f"{url}?proposition={cell.proposition}"
 
 
 @require_GET

@@ -1,0 +1,172 @@
+"""Scale: the flip matrix's queries do not grow with the suite; a 200-scenario suite runs and
+renders; the database backend queues a run that `db_worker` then executes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext, override_settings
+from django.urls import reverse
+
+from contracts import selectors as contract_selectors
+from contracts import services as contract_services
+from scenarios import services
+from scenarios.models import Scenario, SuiteRun
+
+PROPOSITIONS = [f"fact_{i:02d}" for i in range(10)]
+
+
+@pytest.fixture
+def wide(db, owner, catalogue):
+    """A decision type with ten propositions and a corpus speaking to each of them."""
+    decision_type = contract_services.decision_type_create(
+        actor=owner, key="wide.check", title="Ten facts", purposes=["check"]
+    )
+    version = contract_selectors.current_version(decision_type=decision_type)
+    for key in PROPOSITIONS:
+        contract_services.proposition_add(
+            actor=owner,
+            version=version,
+            expected_lock_version=version.lock_version,
+            key=key,
+            description="",
+            accepted_classes=["facility_record"],
+            required=True,
+            max_items=1,
+        )
+        version.refresh_from_db()
+    candidates = [
+        {
+            "id": f"record-{key}",
+            "entity": "E1",
+            "allowed_roles": ["analyst"],
+            "allowed_purposes": ["check"],
+            "evidence_class": "facility_record",
+            "supports": [key],
+            "valid_from": "2026-01-01",
+            "tokens": 10,
+            "relevance": 0.5,
+            "content": f"Record for {key}.",
+        }
+        for key in PROPOSITIONS[:3]
+    ] + [
+        {
+            "id": f"note-{key}",
+            "entity": "E1",
+            "allowed_roles": ["analyst"],
+            "allowed_purposes": ["check"],
+            "evidence_class": "case_note",
+            "supports": [key],
+            "valid_from": "2026-01-01",
+            "tokens": 10,
+            "relevance": 0.9,
+            "content": "A note.",
+        }
+        for key in PROPOSITIONS[3:5]
+    ]
+    corpus = services.corpus_import(
+        actor=owner,
+        decision_type=decision_type,
+        name="wide",
+        document={"candidates": candidates},
+    )
+    return decision_type, version, corpus
+
+
+def add_scenarios(decision_type, corpus, owner, count, start=0):
+    Scenario.objects.bulk_create(
+        Scenario(
+            decision_type=decision_type,
+            corpus=corpus,
+            name=f"scenario {i:03d}",
+            position=i,
+            principal="ana",
+            roles=["analyst"],
+            purpose="check",
+            entity="E1",
+            decision_date=dt.date(2026, 6, 1) + dt.timedelta(days=i % 30),
+            token_budget=500,
+            expected_slots={"fact_00": "supported", "fact_09": "unknown"}
+            | ({"fact_01": "contradicted"} if i % 7 == 0 else {}),
+            created_by=owner,
+        )
+        for i in range(start, start + count)
+    )
+
+
+def matrix_queries(client, decision_type, run):
+    url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": run.pk})
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    assert response.status_code == 200
+    return len(queries), response.content.decode()
+
+
+def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, wide):
+    decision_type, version, corpus = wide
+    client.force_login(owner)
+    add_scenarios(decision_type, corpus, owner, 10)
+    small = services.run_start(actor=owner, version=version)
+    add_scenarios(decision_type, corpus, owner, 40, start=10)
+    large = services.run_start(actor=owner, version=version)
+    assert large.summary["scenarios"] == 50 and large.summary["failures"] > 0
+    matrix_queries(client, decision_type, small)  # warm the per-process caches
+    small_count, _ = matrix_queries(client, decision_type, small)
+    large_count, page = matrix_queries(client, decision_type, large)
+    assert small_count == large_count <= 10
+    assert page.count('<tr class="base"') == 50
+    assert page.count('class="cell') == 10 * large.summary["compiles"]
+    assert "expected contradicted" in page and 'class="cell failed' in page
+
+
+def test_a_200_scenario_suite_completes_and_renders(client, owner, wide):
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 200)
+    run = services.run_start(actor=owner, version=version)
+    assert run.status == "finished" and run.done == run.total == 200
+    assert run.summary["scenarios"] == 200
+    assert run.results.count() == run.summary["compiles"] > 200 * 10
+    client.force_login(owner)
+    count, page = matrix_queries(client, decision_type, run)
+    assert page.count('<tr class="base"') == 200
+    assert f"<strong>{run.summary['perturbations']}</strong>" in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_database_backend_queues_the_run_for_the_worker(owner, atlas, draft):
+    from django_tasks_db.models import DBTaskResult
+
+    from scenarios import demo
+
+    corpus = services.corpus_import(
+        actor=owner,
+        decision_type=atlas,
+        name="atlas",
+        document={"directory": demo.ATLAS_DIRECTORY, "candidates": demo.ATLAS_SEED},
+    )
+    services.scenario_create(
+        actor=owner,
+        decision_type=atlas,
+        corpus=corpus,
+        name="seed",
+        principal="maya",
+        roles=["credit_analyst"],
+        purpose="annual_credit_review",
+        entity="Atlas",
+        decision_date=dt.date(2026, 8, 30),
+        token_budget=760,
+    )
+    with override_settings(TASKS={"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}):
+        run = services.run_start(actor=owner, version=draft)
+        assert run.status == SuiteRun.Status.QUEUED and run.done == 0
+        task = DBTaskResult.objects.get()
+        assert task.task_path == "scenarios.tasks.execute_suite_run"
+        assert task.args_kwargs == {"args": [run.pk], "kwargs": {}}
+        assert str(task.id) == run.task_id
+        call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", verbosity=0)
+    run.refresh_from_db()
+    assert run.status == SuiteRun.Status.FINISHED and run.done == 1
+    assert DBTaskResult.objects.get().status == "SUCCESSFUL"
