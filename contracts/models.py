@@ -242,6 +242,7 @@ class AuditAction(models.TextChoices):
     SOURCE_CLASS_UPDATED = "source_class.updated", "Source class updated"
     DECISION_TYPE_CREATED = "decision_type.created", "Decision type created"
     ACCESS_GRANTED = "access.granted", "Access granted"
+    ACCESS_REVOKED = "access.revoked", "Access revoked"
     VERSION_CREATED = "version.created", "Version created"
     SETTINGS_UPDATED = "version.settings_updated", "Purposes and policy updated"
     PROPOSITION_ADDED = "proposition.added", "Proposition added"

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import Group, Permission
+from guardian.shortcuts import get_user_perms, get_users_with_perms
 
 POLICY_OWNERS = "Policy owners"
 RISK_REVIEWERS = "Risk reviewers"
@@ -45,6 +46,30 @@ ROLE_PERMISSIONS: dict[Role, tuple[str, ...]] = {
     Role.REVIEWER: (VIEW, REVIEW),
     Role.VIEWER: (VIEW,),
 }
+
+
+def role_from_perms(perms: set[str] | list[str]) -> Role | None:
+    """The strongest role a set of object-permission codenames amounts to."""
+    for role in (Role.OWNER, Role.REVIEWER, Role.VIEWER):
+        if set(ROLE_PERMISSIONS[role]) <= set(perms):
+            return role
+    return None
+
+
+def role_of(user: Any, decision_type: Any) -> Role | None:
+    """The role granted to a person on a decision type (superusers need none to act)."""
+    return role_from_perms(list(get_user_perms(user, decision_type)))
+
+
+def people_with_roles(decision_type: Any) -> list[tuple[Any, Role]]:
+    """Everyone granted a role on the type, owners first, then by username."""
+    granted = get_users_with_perms(decision_type, attach_perms=True, with_group_users=False)
+    people = [(user, role_from_perms(perms)) for user, perms in granted.items()]
+    order = list(Role)
+    return sorted(
+        ((user, role) for user, role in people if role is not None),
+        key=lambda pair: (order.index(pair[1]), pair[0].get_username()),
+    )
 
 
 def ensure_site_groups(**kwargs: Any) -> None:

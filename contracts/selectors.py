@@ -61,6 +61,11 @@ def can_review(*, user: User, decision_type: DecisionType) -> bool:
     return user.is_authenticated and user.has_perm(f"contracts.{roles.REVIEW}", decision_type)
 
 
+def people(*, decision_type: DecisionType) -> list[tuple[Any, roles.Role]]:
+    """Who holds which role on the type (granted per person; superusers are not listed)."""
+    return roles.people_with_roles(decision_type)
+
+
 def current_version(*, decision_type: DecisionType) -> ContractVersion | None:
     """The version the editor shows: the open one if there is one, else the latest."""
     versions = decision_type.versions.select_related("decision_type")

@@ -16,7 +16,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
-from guardian.shortcuts import assign_perm
+from guardian.shortcuts import assign_perm, remove_perm
 
 from compiler.codes import OrderRole
 
@@ -60,6 +60,8 @@ CLASS_NOT_ACCEPTED = "'{key}' is not accepted for this proposition."
 BAD_DIRECTION = "Move 'up' or 'down'."
 BAD_ROLE_ORDER = "List each of {roles} exactly once."
 OPEN_VERSION_EXISTS = "Version {number} is still {status}; finish it before starting another."
+NO_ROLE = "{username} has no role on this decision type."
+LAST_OWNER = "A decision type needs an owner: make someone else owner first."
 
 DIRECTIONS = {"up": -1, "down": 1}
 
@@ -309,9 +311,17 @@ def decision_type_create(
 def access_grant(
     *, actor: Actor, decision_type: DecisionType, user: AbstractBaseUser, role: roles.Role
 ) -> DecisionType:
-    """Give `user` a role on one decision type. Its owners (and superusers) may grant."""
+    """Make `user` owner, reviewer or viewer of one decision type, replacing any earlier role.
+
+    Its owners (and superusers) may grant; the last owner cannot demote themselves.
+    """
     _require(actor, f"contracts.{roles.EDIT}", decision_type)
     role = roles.Role(role)
+    DecisionType.objects.select_for_update().get(pk=decision_type.pk)
+    before = roles.role_of(user, decision_type)
+    if before == roles.Role.OWNER and role != roles.Role.OWNER:
+        _keep_an_owner(decision_type, leaving=user)
+    _clear_roles(user, decision_type)
     for perm in roles.ROLE_PERMISSIONS[role]:
         assign_perm(perm, user, decision_type)
     _audit(
@@ -319,9 +329,47 @@ def access_grant(
         action=AuditAction.ACCESS_GRANTED,
         summary=f"Made {user.get_username()} {role} of '{decision_type.key}'",
         decision_type=decision_type,
-        changes={"user": user.get_username(), "role": str(role)},
+        changes={
+            "user": user.get_username(),
+            "before": str(before) if before else None,
+            "role": str(role),
+        },
     )
     return decision_type
+
+
+@transaction.atomic
+def access_revoke(
+    *, actor: Actor, decision_type: DecisionType, user: AbstractBaseUser
+) -> DecisionType:
+    """Take every role on one decision type away from `user`."""
+    _require(actor, f"contracts.{roles.EDIT}", decision_type)
+    DecisionType.objects.select_for_update().get(pk=decision_type.pk)
+    before = roles.role_of(user, decision_type)
+    if before is None:
+        raise ValidationError({"username": NO_ROLE.format(username=user.get_username())})
+    if before == roles.Role.OWNER:
+        _keep_an_owner(decision_type, leaving=user)
+    _clear_roles(user, decision_type)
+    _audit(
+        actor=actor,
+        action=AuditAction.ACCESS_REVOKED,
+        summary=f"Removed {user.get_username()} ({before}) from '{decision_type.key}'",
+        decision_type=decision_type,
+        changes={"user": user.get_username(), "before": str(before)},
+    )
+    return decision_type
+
+
+def _clear_roles(user: AbstractBaseUser, decision_type: DecisionType) -> None:
+    for perm in (roles.VIEW, roles.EDIT, roles.REVIEW):
+        remove_perm(perm, user, decision_type)
+
+
+def _keep_an_owner(decision_type: DecisionType, *, leaving: AbstractBaseUser) -> None:
+    owners = [u for u, role in roles.people_with_roles(decision_type) if role == roles.Role.OWNER]
+    if [u.pk for u in owners] == [leaving.pk]:
+        raise ValidationError({"username": LAST_OWNER})
 
 
 @transaction.atomic

@@ -6,6 +6,7 @@ from django import forms
 
 from compiler.codes import OrderRole
 from contracts.models import KEY_HELP, ContractVersion, SourceClass, key_validator
+from contracts.roles import Role
 
 DIRECTION_CHOICES = [("up", "Up"), ("down", "Down")]
 
@@ -145,3 +146,16 @@ class SettingsForm(LockForm):
                 "role_order": version.role_order,
             }
         )
+
+
+class AccessForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Person (username)")
+    role = forms.ChoiceField(choices=[(role.value, role.value.capitalize()) for role in Role])
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", "access_%s")
+        super().__init__(*args, **kwargs)
+
+
+class RevokeForm(forms.Form):
+    username = forms.CharField(max_length=150)

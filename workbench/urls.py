@@ -18,6 +18,12 @@ urlpatterns = [
     path("source-classes/<str:key>/edit/", views.source_class_edit, name="source_class_edit"),
     path("new-decision-type/", views.decision_type_create, name="decision_type_create"),
     path("types/<str:key>/", views.decision_type_detail, name="decision_type_detail"),
+    path("types/<str:key>/people/", views.decision_type_access, name="decision_type_access"),
+    path(
+        "types/<str:key>/people/remove/",
+        views.decision_type_access_revoke,
+        name="decision_type_access_revoke",
+    ),
     path(version, views.version_detail, name="version_detail"),
     path(version + "lint/", views.version_lint, name="version_lint"),
     path(version + "preview/", views.version_preview, name="version_preview"),

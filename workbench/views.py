@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -22,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import trigger_client_event
 
 from contracts import selectors, services
-from contracts.models import ContractVersion, Proposition, SourceClass
+from contracts.models import ContractVersion, DecisionType, Proposition, SourceClass
 
 from . import forms
 
@@ -33,6 +34,7 @@ CHANGED_EVENT = "contractChanged"
 SOURCE_CLASS_SAVED = "Saved source class '{key}'."
 DECISION_TYPE_CREATED = "Created '{key}' with an empty draft, version 1."
 PROPOSITION_GONE = "That proposition no longer exists; someone else deleted it."
+NO_SUCH_PERSON = "There is nobody with this username."
 
 
 # --------------------------------------------------------------------------- helpers
@@ -136,6 +138,22 @@ def _editor_context(
     }
 
 
+def _people_context(
+    request: HttpRequest,
+    decision_type: DecisionType,
+    access_form: forms.AccessForm | None = None,
+    people_errors: list[str] | None = None,
+) -> dict[str, Any]:
+    """Who holds which role on the type; owners also get the forms to change that."""
+    return {
+        "decision_type": decision_type,
+        "people": selectors.people(decision_type=decision_type),
+        "can_manage": selectors.can_edit(user=request.user, decision_type=decision_type),
+        "access_form": access_form or forms.AccessForm(),
+        "people_errors": people_errors or [],
+    }
+
+
 PANELS = {"lint", "preview", "history"}
 
 
@@ -145,16 +163,24 @@ def _render_version(
     partial: str = "editor",
     *,
     status: int = 200,
+    access_form: forms.AccessForm | None = None,
+    people_errors: list[str] | None = None,
     **editor: Any,
 ) -> HttpResponse:
     """The whole page, or for htmx only the named partial, built from fresh rows."""
     version.refresh_from_db()
     if request.htmx and partial in PANELS:
         context = _panels_context(version)
+    elif request.htmx and partial == "people":
+        context = _people_context(request, version.decision_type, access_form, people_errors)
     elif request.htmx:
         context = _editor_context(request, version, **editor)
     else:
-        context = {**_panels_context(version), **_editor_context(request, version, **editor)}
+        context = {
+            **_panels_context(version),
+            **_people_context(request, version.decision_type, access_form, people_errors),
+            **_editor_context(request, version, **editor),
+        }
     template = f"{EDITOR_TEMPLATE}#{partial}" if request.htmx else EDITOR_TEMPLATE
     return render(request, template, context, status=status)
 
@@ -336,6 +362,67 @@ def decision_type_detail(request: HttpRequest, key: str) -> HttpResponse:
     if version is None:
         return render(request, EDITOR_TEMPLATE, {"decision_type": decision_type, "version": None})
     return _render_version(request, version)
+
+
+def _access_change(
+    request: HttpRequest,
+    key: str,
+    form: forms.forms.Form,
+    change: Callable[[DecisionType, Any, dict[str, Any]], object],
+) -> HttpResponse:
+    """Grant or revoke a role, then answer with the people card (htmx) or the page."""
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    if not selectors.can_edit(user=request.user, decision_type=decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    version = selectors.current_version(decision_type=decision_type)
+    if form.is_valid():
+        person = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
+        if person is None:
+            form.add_error("username", NO_SUCH_PERSON)
+        else:
+            try:
+                change(decision_type, person, form.cleaned_data)
+            except ValidationError as error:
+                _form_errors(form, error)
+            else:
+                if not request.htmx:
+                    url = reverse("decision_type_detail", kwargs={"key": key})
+                    return redirect(url + "#people")
+                response = _render_version(request, version, "people")
+                trigger_client_event(response, CHANGED_EVENT)
+                return response
+    return _render_version(
+        request,
+        version,
+        "people",
+        status=422,
+        access_form=form if isinstance(form, forms.AccessForm) else None,
+        people_errors=[e for errors in form.errors.values() for e in errors],
+    )
+
+
+@require_POST
+def decision_type_access(request: HttpRequest, key: str) -> HttpResponse:
+    return _access_change(
+        request,
+        key,
+        forms.AccessForm(request.POST),
+        lambda decision_type, person, data: services.access_grant(
+            actor=request.user, decision_type=decision_type, user=person, role=data["role"]
+        ),
+    )
+
+
+@require_POST
+def decision_type_access_revoke(request: HttpRequest, key: str) -> HttpResponse:
+    return _access_change(
+        request,
+        key,
+        forms.RevokeForm(request.POST),
+        lambda decision_type, person, data: services.access_revoke(
+            actor=request.user, decision_type=decision_type, user=person
+        ),
+    )
 
 
 @require_GET

@@ -41,9 +41,7 @@ def test_owner_edits_and_the_panels_follow_without_a_reload(live_server, new_pag
     # Checked classes arrive in catalogue order; give the committee record precedence.
     expect(row.locator("li[data-class]").first).to_have_attribute("data-class", "case_note")
     row.get_by_role("button", name="Raise committee_record precedence for hard_stop").click()
-    expect(row.locator("li[data-class]").first).to_have_attribute(
-        "data-class", "committee_record"
-    )
+    expect(row.locator("li[data-class]").first).to_have_attribute("data-class", "committee_record")
 
     def previewed_classes():
         document = json.loads(page.locator("#preview pre").inner_text())

@@ -398,3 +398,48 @@ def test_load_demo_is_idempotent(db):
         ("exception_approved", ["approval_record"]),
     ]
     assert SourceClass.objects.get(key="customer_email").weak
+
+
+# --------------------------------------------------------------------------- access
+
+
+def test_a_new_role_replaces_the_old_one(atlas, owner, viewer):
+    from contracts import roles
+
+    services.access_grant(actor=owner, decision_type=atlas, user=viewer, role="owner")
+    assert roles.role_of(viewer, atlas) == roles.Role.OWNER
+    services.access_grant(actor=owner, decision_type=atlas, user=viewer, role="reviewer")
+    assert roles.role_of(viewer, atlas) == roles.Role.REVIEWER
+    assert not viewer.has_perm("contracts.change_decisiontype", atlas)
+    event = AuditEvent.objects.filter(action="access.granted").order_by("-id").first()
+    assert event.changes == {"user": "vera", "before": "owner", "role": "reviewer"}
+
+
+def test_revoking_takes_every_permission(atlas, owner, reviewer):
+    services.access_revoke(actor=owner, decision_type=atlas, user=reviewer)
+    from contracts import selectors
+
+    assert not selectors.decision_types_for_user(user=reviewer).exists()
+    with pytest.raises(ValidationError):
+        services.access_revoke(actor=owner, decision_type=atlas, user=reviewer)
+
+
+def test_the_last_owner_stays(atlas, owner, viewer):
+    with pytest.raises(ValidationError) as raised:
+        services.access_grant(actor=owner, decision_type=atlas, user=owner, role="viewer")
+    assert raised.value.message_dict == {"username": [services.LAST_OWNER]}
+    services.access_grant(actor=owner, decision_type=atlas, user=viewer, role="owner")
+    services.access_revoke(actor=owner, decision_type=atlas, user=owner)
+    from contracts import roles
+
+    assert [(u.username, r) for u, r in roles.people_with_roles(atlas)] == [
+        ("vera", roles.Role.OWNER),
+        ("rafael", roles.Role.REVIEWER),
+    ]
+
+
+def test_only_owners_manage_access(atlas, reviewer, viewer):
+    with pytest.raises(PermissionDenied):
+        services.access_grant(actor=reviewer, decision_type=atlas, user=viewer, role="owner")
+    with pytest.raises(PermissionDenied):
+        services.access_revoke(actor=reviewer, decision_type=atlas, user=viewer)

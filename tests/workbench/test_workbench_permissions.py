@@ -26,6 +26,8 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "source_class_edit": ("catalogue", {"GET", "POST"}),
     "decision_type_create": ("catalogue", {"GET", "POST"}),
     "decision_type_detail": ("read", {"GET"}),
+    "decision_type_access": ("write", {"POST"}),
+    "decision_type_access_revoke": ("write", {"POST"}),
     "version_detail": ("read", {"GET"}),
     "version_lint": ("read", {"GET"}),
     "version_preview": ("read", {"GET"}),
@@ -74,6 +76,8 @@ def url_for(name: str, draft) -> str:
     arguments = {
         "source_class_edit": {"key": "case_note"},
         "decision_type_detail": {"key": draft.decision_type.key},
+        "decision_type_access": {"key": draft.decision_type.key},
+        "decision_type_access_revoke": {"key": draft.decision_type.key},
     }.get(name)
     if arguments is None and name.startswith(("version_", "proposition_", "accepted_")):
         arguments = {"key": draft.decision_type.key, "number": draft.number}

@@ -352,7 +352,8 @@ def test_contract_json_is_what_the_compiler_receives(as_owner, draft):
 def test_a_frozen_version_shows_no_edit_controls(as_owner, draft):
     ContractVersion.objects.filter(pk=draft.pk).update(status="in_review")
     page = as_owner.get(version_url(draft)).content.decode()
-    assert "can no longer be edited" in page and "hx-post" not in page
+    editor = page[page.index('<section id="editor"') : page.index('<section id="history"')]
+    assert "can no longer be edited" in editor and "hx-post" not in editor
 
 
 def test_htmx_post_with_the_csrf_header_from_the_page(owner, draft):
@@ -403,3 +404,47 @@ def test_no_edit_form_for_a_frozen_version(as_owner, draft):
     page = as_owner.get(proposition_url(draft, "proposition_edit", "waiver_valid"))
     assert page.status_code == 200
     assert 'id="edit_key"' not in page.content.decode()
+
+
+# --------------------------------------------------------------------------- people
+
+
+def people_url(draft, name="decision_type_access"):
+    return reverse(name, kwargs={"key": draft.decision_type.key})
+
+
+def test_owner_gives_and_takes_roles(as_owner, draft, stranger):
+    from contracts import roles
+
+    response = as_owner.post(
+        people_url(draft), {"username": "sam", "role": "reviewer"}, headers=HTMX
+    )
+    assert response.status_code == 200
+    fragment = response.content.decode().strip()
+    assert fragment.startswith('<section id="people"')
+    assert 'data-username="sam"' in fragment
+    assert roles.role_of(stranger, draft.decision_type) == roles.Role.REVIEWER
+    response = as_owner.post(people_url(draft, "decision_type_access_revoke"), {"username": "sam"})
+    assert response.status_code == 302
+    assert roles.role_of(stranger, draft.decision_type) is None
+
+
+def test_unknown_people_and_the_last_owner_are_inline_errors(as_owner, draft):
+    response = as_owner.post(
+        people_url(draft), {"username": "nobody", "role": "viewer"}, headers=HTMX
+    )
+    assert response.status_code == 422
+    assert views.NO_SUCH_PERSON in response.content.decode()
+    response = as_owner.post(
+        people_url(draft, "decision_type_access_revoke"), {"username": "olivia"}, headers=HTMX
+    )
+    assert response.status_code == 422
+    assert services.LAST_OWNER in response.content.decode()
+
+
+def test_viewers_see_who_has_access_but_cannot_change_it(as_viewer, draft):
+    page = as_viewer.get(version_url(draft)).content.decode()
+    people = page[page.index('<section id="people"') :]
+    assert 'data-username="olivia"' in people and 'id="grant"' not in people
+    response = as_viewer.post(people_url(draft), {"username": "vera", "role": "owner"})
+    assert response.status_code == 403
