@@ -10,9 +10,11 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def demo_suite(atlas, refund):
+def demo_suite(atlas, owner):
+    from contracts import demo as contracts_demo
     from scenarios import demo
 
+    contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
     demo.load(io.StringIO(), queue_runs=False)
     return atlas
 
