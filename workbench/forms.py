@@ -150,7 +150,11 @@ class SettingsForm(LockForm):
 
 class AccessForm(forms.Form):
     username = forms.CharField(max_length=150, label="Person (username)")
-    role = forms.ChoiceField(choices=[(role.value, role.value.capitalize()) for role in Role])
+    # Least privilege first: the form proposes read access unless told otherwise.
+    role = forms.ChoiceField(
+        choices=[(role.value, role.value.capitalize()) for role in reversed(Role)],
+        initial=Role.VIEWER.value,
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("auto_id", "access_%s")
