@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import wraps
 from typing import Any
 
 from django.contrib import messages
@@ -231,6 +232,23 @@ def _edit(
 
 def _proposition(version: ContractVersion, pk: int) -> Proposition | None:
     return version.propositions.filter(pk=pk).first()
+
+
+def _editable_proposition(
+    view: Callable[[HttpRequest, ContractVersion, Proposition], HttpResponse],
+) -> Callable[..., HttpResponse]:
+    """The prologue of every proposition edit: a version I may edit, and the row, still there."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+        version = selectors.version_for_user(user=request.user, key=key, number=number)
+        _require_edit(request, version)
+        proposition = _proposition(version, pk)
+        if proposition is None:
+            return _gone(request, version)
+        return view(request, version, proposition)
+
+    return wrapper
 
 
 def _gone(request: HttpRequest, version: ContractVersion) -> HttpResponse:
@@ -507,12 +525,10 @@ def proposition_add(request: HttpRequest, key: str, number: int) -> HttpResponse
 
 
 @require_http_methods(["GET", "POST"])
-def proposition_edit(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require_edit(request, version)
-    proposition = _proposition(version, pk)
-    if proposition is None:
-        return _gone(request, version)
+@_editable_proposition
+def proposition_edit(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
     if request.method == "GET":
         form = forms.PropositionForm(
             initial={
@@ -523,7 +539,7 @@ def proposition_edit(request: HttpRequest, key: str, number: int, pk: int) -> Ht
                 "max_items": proposition.max_items,
             }
         )
-        return _render_version(request, version, editing=(pk, form))
+        return _render_version(request, version, editing=(proposition.pk, form))
     return _edit(
         request,
         version,
@@ -537,17 +553,15 @@ def proposition_edit(request: HttpRequest, key: str, number: int, pk: int) -> Ht
             required=data["required"],
             max_items=data["max_items"],
         ),
-        on_invalid=lambda form: {"editing": (pk, form)},
+        on_invalid=lambda form: {"editing": (proposition.pk, form)},
     )
 
 
 @require_POST
-def proposition_delete(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require_edit(request, version)
-    proposition = _proposition(version, pk)
-    if proposition is None:
-        return _gone(request, version)
+@_editable_proposition
+def proposition_delete(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
     return _edit(
         request,
         version,
@@ -561,12 +575,10 @@ def proposition_delete(request: HttpRequest, key: str, number: int, pk: int) -> 
 
 
 @require_POST
-def proposition_move(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require_edit(request, version)
-    proposition = _proposition(version, pk)
-    if proposition is None:
-        return _gone(request, version)
+@_editable_proposition
+def proposition_move(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
     return _edit(
         request,
         version,
@@ -581,12 +593,10 @@ def proposition_move(request: HttpRequest, key: str, number: int, pk: int) -> Ht
 
 
 @require_POST
-def accepted_class_add(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require_edit(request, version)
-    proposition = _proposition(version, pk)
-    if proposition is None:
-        return _gone(request, version)
+@_editable_proposition
+def accepted_class_add(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
     form = forms.AcceptedClassForm(
         request.POST, class_choices=_class_choices(proposition.accepted_classes)
     )
@@ -600,17 +610,15 @@ def accepted_class_add(request: HttpRequest, key: str, number: int, pk: int) -> 
             expected_lock_version=data["lock_version"],
             class_key=data["class_key"],
         ),
-        on_invalid=lambda form: {"accept_form": (pk, form)},
+        on_invalid=lambda form: {"accept_form": (proposition.pk, form)},
     )
 
 
 @require_POST
-def accepted_class_move(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require_edit(request, version)
-    proposition = _proposition(version, pk)
-    if proposition is None:
-        return _gone(request, version)
+@_editable_proposition
+def accepted_class_move(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
     return _edit(
         request,
         version,
@@ -626,12 +634,10 @@ def accepted_class_move(request: HttpRequest, key: str, number: int, pk: int) ->
 
 
 @require_POST
-def accepted_class_remove(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require_edit(request, version)
-    proposition = _proposition(version, pk)
-    if proposition is None:
-        return _gone(request, version)
+@_editable_proposition
+def accepted_class_remove(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
     return _edit(
         request,
         version,
