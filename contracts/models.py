@@ -106,6 +106,45 @@ class DecisionType(models.Model):
 # sent back with changes requested, or approved and waiting to be published.
 OPEN_VERSION_STATUSES: tuple[str, ...] = ("draft", "in_review", "changes_requested", "approved")
 
+# A version that was published never changes again: its content is what its bundle signed.
+# Only its status moves on (published -> superseded or retired, superseded -> retired).
+FROZEN_VERSION_STATUSES: tuple[str, ...] = ("published", "superseded", "retired")
+FROZEN_MOVES: dict[str, frozenset[str]] = {
+    "published": frozenset({"published", "superseded", "retired"}),
+    "superseded": frozenset({"superseded", "retired"}),
+    "retired": frozenset({"retired"}),
+}
+VERSION_FROZEN = "Version {number} is {status}: a published contract never changes."
+
+
+class VersionFrozen(Exception):
+    """A write to a published (or superseded, or retired) version, refused by the model.
+
+    The services refuse first with a readable `ValidationError`; this is the backstop for
+    code that saves a model directly."""
+
+
+class ContractVersionQuerySet(models.QuerySet["ContractVersion"]):
+    def update(self, **kwargs: Any) -> int:
+        moves_only = set(kwargs) <= {"status", "updated_at"} and kwargs.get("status") in (
+            None,
+            "superseded",
+            "retired",
+        )
+        if not moves_only:
+            frozen = self.filter(status__in=FROZEN_VERSION_STATUSES).first()
+            if frozen is not None:
+                raise VersionFrozen(
+                    VERSION_FROZEN.format(number=frozen.number, status=frozen.status)
+                )
+        return super().update(**kwargs)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        frozen = self.filter(status__in=FROZEN_VERSION_STATUSES).first()
+        if frozen is not None:
+            raise VersionFrozen(VERSION_FROZEN.format(number=frozen.number, status=frozen.status))
+        return super().delete()
+
 
 class ContractVersion(models.Model):
     """One numbered version of a decision type's evidence contract."""
@@ -169,6 +208,26 @@ class ContractVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = ContractVersionQuerySet.as_manager()
+
+    # Everything but `status` and `updated_at`: what a frozen version may never change.
+    CONTENT_FIELDS: ClassVar[tuple[str, ...]] = (
+        "decision_type_id",
+        "number",
+        "parent_id",
+        "purposes",
+        "policy_name",
+        "policy_version",
+        "min_relevance",
+        "mandatory_form",
+        "role_order",
+        "on_overrun",
+        "snapshot",
+        "sha256",
+        "lock_version",
+        "created_by_id",
+    )
+
     class Meta:
         ordering = ["decision_type", "-number"]
         constraints = [
@@ -197,6 +256,50 @@ class ContractVersion(models.Model):
     def is_editable(self) -> bool:
         return self.status in self.EDITABLE_STATUSES
 
+    @property
+    def is_frozen(self) -> bool:
+        return self.status in FROZEN_VERSION_STATUSES
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding and self.pk is not None:
+            stored = (
+                type(self).objects.filter(pk=self.pk).values("status", *self.CONTENT_FIELDS).first()
+            )
+            if stored is not None and stored["status"] in FROZEN_VERSION_STATUSES:
+                changed = [f for f in self.CONTENT_FIELDS if getattr(self, f) != stored[f]]
+                if changed or self.status not in FROZEN_MOVES[stored["status"]]:
+                    raise VersionFrozen(
+                        VERSION_FROZEN.format(number=stored["number"], status=stored["status"])
+                    )
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if type(self).objects.filter(pk=self.pk, status__in=FROZEN_VERSION_STATUSES).exists():
+            raise VersionFrozen(VERSION_FROZEN.format(number=self.number, status=self.status))
+        return super().delete(*args, **kwargs)
+
+
+def _frozen_version_of(version_ids: Any) -> ContractVersion | None:
+    return ContractVersion.objects.filter(
+        pk__in=version_ids, status__in=FROZEN_VERSION_STATUSES
+    ).first()
+
+
+class PropositionQuerySet(models.QuerySet["Proposition"]):
+    def update(self, **kwargs: Any) -> int:
+        _refuse_frozen(self.values("version_id"))
+        return super().update(**kwargs)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        _refuse_frozen(self.values("version_id"))
+        return super().delete()
+
+
+def _refuse_frozen(version_ids: Any) -> None:
+    frozen = _frozen_version_of(version_ids)
+    if frozen is not None:
+        raise VersionFrozen(VERSION_FROZEN.format(number=frozen.number, status=frozen.status))
+
 
 class Proposition(models.Model):
     """One fact a decision needs: a slot in the packet, with its accepted source classes."""
@@ -212,6 +315,8 @@ class Proposition(models.Model):
     required = models.BooleanField(default=True, help_text="A gap blocks the decision.")
     max_items = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
 
+    objects = PropositionQuerySet.as_manager()
+
     class Meta:
         ordering = ["position", "id"]
         constraints = [
@@ -221,6 +326,18 @@ class Proposition(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        ids = [self.version_id]
+        if not self._state.adding and self.pk is not None:
+            # Moving a proposition out of a frozen version is a change to that version too.
+            ids += list(Proposition.objects.filter(pk=self.pk).values_list("version_id", flat=True))
+        _refuse_frozen(ids)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        _refuse_frozen([self.version_id])
+        return super().delete(*args, **kwargs)
 
     def clean(self) -> None:
         super().clean()
@@ -252,6 +369,31 @@ class AuditAction(models.TextChoices):
     CLASS_ACCEPTED = "accepted_class.added", "Accepted class added"
     CLASS_MOVED = "accepted_class.moved", "Accepted class moved"
     CLASS_REMOVED = "accepted_class.removed", "Accepted class removed"
+    SUBMITTED = "version.submitted", "Submitted for review"
+    RETURNED_TO_DRAFT = "version.returned_to_draft", "Returned to draft"
+    APPROVED = "version.approved", "Approved"
+    CHANGES_REQUESTED = "version.changes_requested", "Changes requested"
+    PUBLISHED = "version.published", "Published"
+    SUPERSEDED = "version.superseded", "Superseded"
+    RETIRED = "version.retired", "Retired"
+    BUNDLE_IMPORTED = "bundle.imported", "Bundle imported"
+    SIGNING_KEY_CREATED = "signing_key.created", "Signing key created"
+
+
+# Changes to a version's content: whoever made one of these may not approve the version.
+EDIT_ACTIONS: frozenset[str] = frozenset(
+    {
+        AuditAction.VERSION_CREATED,
+        AuditAction.SETTINGS_UPDATED,
+        AuditAction.PROPOSITION_ADDED,
+        AuditAction.PROPOSITION_UPDATED,
+        AuditAction.PROPOSITION_DELETED,
+        AuditAction.PROPOSITION_MOVED,
+        AuditAction.CLASS_ACCEPTED,
+        AuditAction.CLASS_MOVED,
+        AuditAction.CLASS_REMOVED,
+    }
+)
 
 
 class AuditEvent(models.Model):
@@ -302,3 +444,211 @@ class AuditEvent(models.Model):
             return AuditAction(self.action).label
         except ValueError:
             return self.action
+
+
+# --------------------------------------------------------------------------- review
+
+
+class Review(models.Model):
+    """One submission of a version for review, from submit until it is closed.
+
+    A review is *active* while `closed_at` is null; the database keeps at most one active
+    review per version. It closes when changes are requested, when the owner edits or
+    withdraws the version (its approvals are voided), when the version is published, or
+    when it is retired. Its state is derived from `closed_at` and `outcome`, not stored twice.
+    """
+
+    class Outcome(models.TextChoices):
+        CHANGES_REQUESTED = "changes_requested", "Changes requested"
+        RETURNED_TO_DRAFT = "returned_to_draft", "Returned to draft"
+        PUBLISHED = "published", "Published"
+        RETIRED = "retired", "Retired"
+
+    version = models.ForeignKey(ContractVersion, on_delete=models.PROTECT, related_name="reviews")
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    # What was submitted: the version's lock counter and contract hash at that moment.
+    version_lock = models.PositiveIntegerField()
+    contract_sha256 = models.CharField(max_length=64)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    outcome = models.CharField(max_length=24, choices=Outcome.choices, blank=True)
+    comment = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-submitted_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version"],
+                condition=Q(closed_at__isnull=True),
+                name="review_one_active_per_version",
+            ),
+            models.CheckConstraint(
+                condition=Q(closed_at__isnull=True, outcome="")
+                | Q(closed_at__isnull=False) & ~Q(outcome=""),
+                name="review_closed_with_outcome",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"review {self.pk} of {self.version}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.closed_at is None
+
+
+class ApprovalQuerySet(models.QuerySet["Approval"]):
+    def standing(self) -> ApprovalQuerySet:
+        """Approvals not voided by a later edit, withdrawal or request for changes."""
+        return self.filter(voided_at__isnull=True)
+
+
+class Approval(models.Model):
+    """A reviewer's approval of exactly one state of a version and the report they were shown.
+
+    `version_lock` and `contract_sha256` name the version's content when it was approved;
+    `report` is the impact report as shown and `report_sha256` its RFC 8785 hash. Editing the
+    version voids the approval (`voided_at`); publishing accepts only approvals whose
+    `version_lock` and `contract_sha256` are still the version's.
+    """
+
+    review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="approvals")
+    version = models.ForeignKey(ContractVersion, on_delete=models.PROTECT, related_name="approvals")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    version_lock = models.PositiveIntegerField()
+    contract_sha256 = models.CharField(max_length=64)
+    report_sha256 = models.CharField(max_length=64)
+    report = models.JSONField()
+    comment = models.TextField(blank=True)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    void_reason = models.CharField(max_length=200, blank=True)
+
+    objects = ApprovalQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["review", "reviewer"], name="approval_once_per_review"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer} approved {self.version}"
+
+
+# --------------------------------------------------------------------------- signing keys
+
+
+class SigningKey(models.Model):
+    """One person's Ed25519 key pair. The private key is stored encrypted (`contracts.signing`);
+    retired keys are kept so the bundles they signed still verify."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signing_keys"
+    )
+    key_id = models.CharField(max_length=16, unique=True)
+    public_key_pem = models.TextField()
+    private_key_encrypted = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["user__username", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=Q(retired_at__isnull=True),
+                name="signing_key_one_active_per_user",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key_id} ({self.user})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.retired_at is None
+
+
+# --------------------------------------------------------------------------- bundles
+
+BUNDLE_IMMUTABLE = "A bundle is immutable: it is the exact bytes that were signed."
+
+
+class BundleQuerySet(models.QuerySet["Bundle"]):
+    def update(self, **kwargs: Any) -> int:
+        raise TypeError(BUNDLE_IMMUTABLE)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise TypeError(BUNDLE_IMMUTABLE)
+
+
+class Bundle(models.Model):
+    """The signed bundle of one published version, kept as the exact bytes that were signed
+    (`compiler.bundle.serialize_bundle`), so every download is byte-identical.
+
+    Bundles of one decision type form a chain: each names its parent (the previously
+    published bundle, whose sha256 is the manifest's `parent_sha256`); the database allows
+    one first bundle per type and one child per bundle, so racing publishes cannot fork it.
+    """
+
+    version = models.OneToOneField(ContractVersion, on_delete=models.PROTECT, related_name="bundle")
+    decision_type = models.ForeignKey(
+        DecisionType, on_delete=models.PROTECT, related_name="bundles"
+    )
+    parent = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="child"
+    )
+    sha256 = models.CharField(max_length=64, unique=True)
+    content = models.BinaryField()
+    published_at = models.DateTimeField()
+    publisher = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    # True when the row came from `import_bundle` rather than from publishing here.
+    imported = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = BundleQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["decision_type", "-published_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["decision_type"],
+                condition=Q(parent__isnull=True),
+                name="bundle_one_first_per_type",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"bundle {self.sha256[:12]} of {self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise TypeError(BUNDLE_IMMUTABLE)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TypeError(BUNDLE_IMMUTABLE)
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self.content)
+
+    @property
+    def document(self) -> dict[str, Any]:
+        import json
+
+        return json.loads(self.data)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.decision_type.key}-v{self.version.number}.bundle.json"

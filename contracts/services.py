@@ -16,6 +16,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.utils import timezone
 from guardian.shortcuts import assign_perm, remove_perm
 
 from compiler.codes import OrderRole
@@ -29,11 +30,13 @@ from .documents import (
     validate_document,
 )
 from .models import (
+    Approval,
     AuditAction,
     AuditEvent,
     ContractVersion,
     DecisionType,
     Proposition,
+    Review,
     SourceClass,
 )
 
@@ -48,7 +51,9 @@ STALE_SOURCE_CLASS = (
     "Someone changed this source class after you opened it, so nothing was saved. "
     "The current values are shown below."
 )
-NOT_EDITABLE = "Version {number} is {status}; only a draft can be edited."
+NOT_EDITABLE = (
+    "Version {number} is {status} and can no longer be edited; start a new draft to change it."
+)
 NOT_ALLOWED = "You are not allowed to do this."
 DUPLICATE_SOURCE_CLASS = "A source class with this key already exists."
 DUPLICATE_DECISION_TYPE = "A decision type with this key already exists."
@@ -108,23 +113,72 @@ def _full_clean(instance: Any, *, exclude: Iterable[str] = ()) -> None:
     instance.full_clean(exclude=list(exclude), validate_unique=False, validate_constraints=False)
 
 
+# A version on its way to publication (submitted, approved, or sent back) returns to draft
+# when its owner edits it: the four-eyes rule voids every approval given so far.
+REOPENABLE_STATUSES = frozenset(
+    {
+        ContractVersion.Status.IN_REVIEW,
+        ContractVersion.Status.APPROVED,
+        ContractVersion.Status.CHANGES_REQUESTED,
+    }
+)
+
+
 def _lock_draft(
     *, actor: Actor, version: ContractVersion, expected_lock_version: int
 ) -> ContractVersion:
-    """Check first, then lock: permission, editable state and the optimistic-lock counter."""
+    """Check first, then lock: permission, editable state and the optimistic-lock counter.
+
+    A version in review, approved or sent back is returned to draft first (its review
+    closed, its approvals voided, one audit event); a published, superseded or retired
+    version is refused."""
     locked = (
         ContractVersion.objects.select_for_update()
         .select_related("decision_type")
         .get(pk=version.pk)
     )
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
-    if not locked.is_editable:
+    if not locked.is_editable and locked.status not in REOPENABLE_STATUSES:
         raise ValidationError(
             NOT_EDITABLE.format(number=locked.number, status=locked.get_status_display().lower())
         )
     if locked.lock_version != expected_lock_version:
         raise EditConflict(STALE_EDIT)
+    if locked.status != ContractVersion.Status.DRAFT:
+        _return_to_draft(actor=actor, version=locked, reason="edited")
     return locked
+
+
+def _return_to_draft(*, actor: Actor, version: ContractVersion, reason: str) -> ContractVersion:
+    """Send a locked, open version back to draft: close its active review (outcome
+    `returned_to_draft`) and void its standing approvals. The caller holds the row lock."""
+    before = version.status
+    now = timezone.now()
+    voided = _void_approvals(version, now=now, reason=f"version {reason}")
+    Review.objects.filter(version=version, closed_at__isnull=True).update(
+        closed_at=now,
+        closed_by=actor if actor.is_authenticated else None,
+        outcome=Review.Outcome.RETURNED_TO_DRAFT,
+    )
+    version.status = ContractVersion.Status.DRAFT
+    version.save(update_fields=["status", "updated_at"])
+    _audit(
+        actor=actor,
+        action=AuditAction.RETURNED_TO_DRAFT,
+        summary=f"Version {version.number} returned to draft ({reason})"
+        + (f"; {voided} approval(s) voided" if voided else ""),
+        version=version,
+        changes={"before": before, "after": version.status, "voided_approvals": voided},
+    )
+    return version
+
+
+def _void_approvals(version: ContractVersion, *, now: Any, reason: str) -> int:
+    return (
+        Approval.objects.standing()
+        .filter(version=version)
+        .update(voided_at=now, void_reason=reason[:200])
+    )
 
 
 def _bump(version: ContractVersion) -> ContractVersion:

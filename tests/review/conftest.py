@@ -1,0 +1,58 @@
+"""Review fixtures: signing keys for the owner and the reviewer, the demo scenarios of the
+Atlas type, and versions in each state of the review flow."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+
+@pytest.fixture
+def keys(owner, reviewer):
+    from contracts import signing
+
+    return {
+        "owner": signing.signing_key_ensure(user=owner),
+        "reviewer": signing.signing_key_ensure(user=reviewer),
+    }
+
+
+@pytest.fixture
+def suite(atlas, owner):
+    """The demo's corpora and scenarios (the refund desk too: the demo loads both types)."""
+    from contracts import demo as contracts_demo
+    from contracts.models import DecisionType
+    from scenarios import demo
+
+    if not DecisionType.objects.filter(key=contracts_demo.REFUND_DESK.key).exists():
+        contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
+    demo.load(io.StringIO(), queue_runs=False)
+    return atlas
+
+
+@pytest.fixture
+def submitted(suite, draft, owner, keys):
+    from contracts import review
+
+    draft.refresh_from_db()
+    return review.version_submit(
+        actor=owner, version=draft, expected_lock_version=draft.lock_version
+    )
+
+
+@pytest.fixture
+def approved(submitted, reviewer):
+    from contracts import review
+
+    report = review.report_for(submitted)
+    review.version_approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
+    submitted.refresh_from_db()
+    return submitted
+
+
+@pytest.fixture
+def published(approved, owner):
+    from contracts import review
+
+    return review.version_publish(actor=owner, version=approved)
