@@ -135,6 +135,11 @@ REFUND_DESK = DemoContract(
 
 CONTRACTS = (ATLAS, REFUND_DESK)
 
+# The demo's second Atlas version swaps one accepted class: the waiver may be established by a
+# relationship manager's case note instead of a committee record. The impact report shows
+# what that would do (the seed's note would suddenly "prove" the expired waiver).
+ATLAS_V2_CHANGE = ("waiver_valid", "committee_record", "case_note")
+
 
 @transaction.atomic
 def load(out: TextIO) -> None:
@@ -209,3 +214,51 @@ def _person(person: DemoPerson):
     user.groups.add(Group.objects.get(name=person.group))
     # A fresh instance: permission caches must see the group just added.
     return user_model.objects.get(pk=user.pk)
+
+
+def load_review(out: TextIO) -> None:
+    """Signing keys for the owner and the reviewer, Atlas version 1 submitted by olivia,
+    approved by rafael and published (signed by both), and version 2 started as a draft that
+    swaps one accepted class. Runs after the scenarios are loaded (the bundle carries them);
+    does nothing to a type whose version 1 is no longer a draft."""
+    from . import review, signing
+    from .models import ContractVersion
+
+    user_model = get_user_model()
+    owner = user_model.objects.get(username=OWNER)
+    reviewer = user_model.objects.get(username=REVIEWER)
+    for person in (owner, reviewer):
+        signing.signing_key_ensure(user=person)
+    atlas = DecisionType.objects.filter(key=ATLAS.key).first()
+    if atlas is None:
+        return
+    first = atlas.versions.filter(number=1).first()
+    if first is None or first.status != ContractVersion.Status.DRAFT:
+        return
+    with transaction.atomic():
+        version = review.version_submit(
+            actor=owner, version=first, expected_lock_version=first.lock_version
+        )
+        report = review.report_for(version)
+        review.version_approve(actor=reviewer, version=version, report_sha256=report.sha256)
+        bundle = review.version_publish(actor=owner, version=version)
+        draft = services.version_start_draft(actor=owner, decision_type=atlas)
+        key, old, new = ATLAS_V2_CHANGE
+        proposition = draft.propositions.get(key=key)
+        services.accepted_class_remove(
+            actor=owner,
+            proposition=proposition,
+            expected_lock_version=draft.lock_version,
+            class_key=old,
+        )
+        draft.refresh_from_db()
+        services.accepted_class_add(
+            actor=owner,
+            proposition=proposition,
+            expected_lock_version=draft.lock_version,
+            class_key=new,
+        )
+    out.write(
+        f"Published {atlas.key} version 1 (bundle {bundle.sha256[:12]}…, signed by {OWNER} and "
+        f"{REVIEWER}); version 2 is a draft where '{key}' accepts '{new}' instead of '{old}'.\n"
+    )

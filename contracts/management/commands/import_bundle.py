@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from compiler.bundle import BundleInvalid
+from contracts import review
+
+
+class Command(BaseCommand):
+    help = (
+        "Verify a signed bundle against this workbench's signing keys and their owners and, "
+        "only if it verifies, record its version as published. Nothing is written otherwise."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            data = Path(options["file"]).read_bytes()
+        except OSError as exc:
+            raise CommandError(f"{options['file']}: {exc.strerror}") from None
+        try:
+            imported = review.bundle_import(actor=None, data=data)
+        except BundleInvalid as exc:
+            raise CommandError(f"Refused, nothing imported: {exc.reason}") from None
+        except ValidationError as exc:
+            raise CommandError("Refused: " + " ".join(exc.messages)) from None
+        bundle = imported.bundle
+        what = "Imported" if imported.created else "Already here:"
+        self.stdout.write(
+            f"{what} {bundle.decision_type.key} version {bundle.version.number} "
+            f"(bundle {bundle.sha256})\n"
+        )
