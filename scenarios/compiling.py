@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compiler import CompileInput, CompileOutput, compile_input, load_input
+from compiler import COMPILER_VERSION, CompileInput, CompileOutput, compile_input, load_input
 from compiler.models import Candidate, Contract, Directory
 from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
 from compiler.validation import cross_reference_problems
@@ -161,6 +162,21 @@ def input_sha256(document: CompileInput) -> str:
     return hashlib.sha256(document.model_dump_json().encode()).hexdigest()
 
 
+def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
+    """The hash of a variant's input, derived from what determines it.
+
+    Operators are pure functions of the base input and their arguments, versioned with the
+    compiler, so (compiler version, base hash, perturbation) names the variant's input as
+    exactly as hashing its JSON would, without serialising it again (with 50 contaminants it
+    is the largest document of a run).
+    """
+    spec = json.dumps(
+        [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]],
+        sort_keys=True,
+    )
+    return hashlib.sha256(spec.encode()).hexdigest()
+
+
 @dataclass
 class Compiled:
     """One compile of a sweep: what went in, what came out, how long it took."""
@@ -277,6 +293,7 @@ __all__ = [
     "expectations_from",
     "slot_states",
     "input_sha256",
+    "variant_sha256",
     "scenario_input",
     "sweep_scenario",
     "validate_corpus",

@@ -198,6 +198,8 @@ class ScenarioResult(models.Model):
     position = models.PositiveIntegerField()
     perturbation = models.CharField(max_length=300, blank=True)  # its name; "" for the base
     perturbation_args = models.JSONField(null=True, blank=True)  # Perturbation.to_json()
+    # The base's: sha256 of its input JSON; a variant's: derived from the base's hash, the
+    # compiler version and the perturbation (compiling.variant_sha256).
     input_sha256 = models.CharField(max_length=64)
     result = models.CharField(max_length=16)  # compiled | refused | invalid
     plan_id = models.CharField(max_length=64, blank=True)

@@ -1,0 +1,185 @@
+"""Compiles per second of a suite run through the workbench's services, against the bare
+compiler on the same inputs, in the same process.
+
+    .venv/bin/python bench/sweep.py [--scenarios 200] [--repeat 3]
+
+The workbench side is `scenarios.services.run_start(..., background=False)`: it reads the
+scenarios and corpora from the database, validates them, compiles the base and the standard
+perturbation suite of every scenario, hashes every input, and stores every output with its
+slot states, flips and expectation failures. The bare side is what a script would do with the
+same JSON documents: `load_input` then `compiler.perturb.sweep` with the same weak classes.
+Both count the same compiles. The target is a ratio of at least 0.8.
+
+Django is set up here with a throwaway SQLite database in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 0.8
+
+
+def setup_django(directory: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ["DATABASE_URL"] = f"sqlite:///{directory}/bench.sqlite3"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "workbench.settings.base"
+    os.environ.setdefault("DJANGO_DEBUG", "0")  # no query log
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def build_suite(count: int):
+    """The demo's Atlas contract and corpora, and `count` scenarios cycling through its stories
+    (each moved by a few days so no two inputs are equal)."""
+    from django.contrib.auth import get_user_model
+
+    from contracts import demo as contracts_demo
+    from contracts.selectors import current_version
+    from scenarios import demo, services
+    from scenarios.models import Scenario
+
+    owner = get_user_model().objects.create_superuser("bench", password="bench-not-secret")
+    contracts_demo.create_source_classes(actor=owner)
+    decision_type = contracts_demo.create_contract(contracts_demo.ATLAS, owner=owner)
+    version = current_version(decision_type=decision_type)
+    corpora = {
+        spec.name: services.corpus_import(
+            actor=owner,
+            decision_type=decision_type,
+            name=spec.name,
+            document={"directory": spec.directory, "candidates": spec.candidates},
+        )
+        for spec in demo.CORPORA
+        if spec.decision_type == demo.ATLAS_KEY
+    }
+    stories = [s for s in demo.SCENARIOS if s.decision_type == demo.ATLAS_KEY]
+    scenarios = []
+    for i in range(count):
+        story = stories[i % len(stories)]
+        request = dict(story.request)
+        request["decision_date"] = request["decision_date"] + dt.timedelta(days=(i // 8) % 5)
+        scenarios.append(
+            Scenario(
+                decision_type=decision_type,
+                corpus=corpora[story.corpus],
+                name=f"{story.name} #{i}",
+                position=i,
+                expected_slots=story.expected_slots,
+                created_by=owner,
+                **request,
+            )
+        )
+    Scenario.objects.bulk_create(scenarios)
+    return owner, version
+
+
+def bare_documents(version) -> list[dict]:
+    """The same inputs as plain JSON, built before the clock starts."""
+    from contracts.documents import compiled_contract, compiler_json
+    from scenarios.models import Scenario
+
+    contract = compiler_json(compiled_contract(version))
+    documents = []
+    for scenario in Scenario.objects.filter(decision_type=version.decision_type).order_by(
+        "position"
+    ):
+        corpus = scenario.corpus
+        documents.append(
+            {
+                "request": scenario.request_document(),
+                "contract": contract,
+                "directory": corpus.directory,
+                "candidates": [c.data for c in corpus.candidates.order_by("position", "id")],
+            }
+        )
+    return documents
+
+
+def time_bare(documents: list[dict], weak: list[str]) -> tuple[int, float, float]:
+    from compiler import load_input
+    from compiler.perturb import sweep
+
+    compiles = 0
+    wall, cpu = time.perf_counter(), time.process_time()
+    for document in documents:
+        report = sweep(load_input(document), weak_classes=weak)
+        compiles += 1 + report["totals"]["perturbations"]
+    return compiles, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def time_services(owner, version) -> tuple[int, float, float]:
+    from scenarios import services
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    run = services.run_start(actor=owner, version=version, background=False)
+    elapsed, cpu_elapsed = time.perf_counter() - wall, time.process_time() - cpu
+    assert run.status == "finished", run.error
+    return run.summary["compiles"], elapsed, cpu_elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3)
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sweep-bench-") as directory:
+        setup_django(directory)
+        from scenarios.services import weak_classes
+
+        owner, version = build_suite(options.scenarios)
+        documents = bare_documents(version)
+        weak = weak_classes()
+        time_bare(documents[:8], weak)  # warm both paths once
+        bare_wall, bare_cpu, service_wall, service_cpu = [], [], [], []
+        compiles = 0
+        for attempt in range(1, options.repeat + 1):
+            # Alternate which side goes first, so neither always inherits a warm cache.
+            first_bare = attempt % 2 == 1
+            if first_bare:
+                bare = time_bare(documents, weak)
+            service = time_services(owner, version)
+            if not first_bare:
+                bare = time_bare(documents, weak)
+            assert bare[0] == service[0], (bare[0], service[0])
+            compiles = bare[0]
+            bare_wall.append(bare[1])
+            bare_cpu.append(bare[2])
+            service_wall.append(service[1])
+            service_cpu.append(service[2])
+            print(
+                f"attempt {attempt}: bare {compiles / bare[1]:8.1f} compiles/s "
+                f"({bare[1]:.3f} s)   services {compiles / service[1]:8.1f} "
+                f"compiles/s ({service[1]:.3f} s)"
+            )
+    print(
+        f"\n{options.scenarios} scenarios, {compiles} compiles per run (base + standard suite), "
+        f"best of {options.repeat}:"
+    )
+    for label, bare_times, service_times in (
+        ("wall clock", bare_wall, service_wall),
+        ("process CPU", bare_cpu, service_cpu),
+    ):
+        bare_rate, service_rate = compiles / min(bare_times), compiles / min(service_times)
+        ratio = service_rate / bare_rate
+        verdict = "met" if ratio >= TARGET else "NOT met"
+        print(
+            f"  {label:<12} bare {bare_rate:8.1f}/s   services {service_rate:8.1f}/s   "
+            f"ratio {ratio:.2f} (target >= {TARGET}: {verdict})"
+        )
+    print("  (services: read from the database, compiled, hashed, compared and stored)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
