@@ -215,3 +215,33 @@ def test_scenario_input_uses_the_contract_document(scenario, draft):
     )
     document = compiling.scenario_input(scenario.request_document(), contract, models)
     assert document == load_input(document.model_dump(mode="json"))
+
+
+def test_two_runs_compared_slot_by_slot(owner, draft, scenario):
+    from contracts import services as contract_services
+    from scenarios import selectors
+
+    before = services.run_start(actor=owner, version=draft)
+    waiver = draft.propositions.get(key="waiver_valid")
+    contract_services.accepted_class_add(
+        actor=owner,
+        proposition=waiver,
+        expected_lock_version=draft.lock_version,
+        class_key="case_note",
+    )
+    draft.refresh_from_db()
+    after = services.run_start(actor=owner, version=draft)
+    report = selectors.run_comparison(before=before, after=after)
+    base_change = [c for c in report["changed"] if c["perturbation"] == ""]
+    assert base_change == [
+        {
+            "scenario": scenario.name,
+            "perturbation": "",
+            "proposition": "waiver_valid",
+            "before": "unknown",
+            "after": "supported",
+            "before_result": before.results.get(position=0).pk,
+            "after_result": after.results.get(position=0).pk,
+        }
+    ]
+    assert report["totals"]["changed_rows"] >= 1 and report["only_before"] == []
