@@ -307,7 +307,9 @@ class _Planner:
                     self.mark(c, Reason.BELOW_MIN_RELEVANCE)
                     continue
                 members = self.unit(c)
-                if self.used + self.unit_cost(members) > self.budget:
+                if self.used + self.unit_cost(members) > self.budget or self.brings_evidence(
+                    members
+                ):
                     self.mark(c, Reason.BUDGET_EXCEEDED)
                     continue
                 self.place(members, mandatory=False, why=requirement, about=None)
@@ -319,10 +321,27 @@ class _Planner:
             if c.relevance < floor:
                 self.mark(c, Reason.BELOW_MIN_RELEVANCE)
                 continue
+            members = self.unit(c)
+            if self.brings_evidence(members):
+                self.mark(c, Reason.BUDGET_EXCEEDED)
+                continue
             before = set(self.placed)
-            self.place(self.unit(c), mandatory=False, why=Requirement.DISCRETIONARY, about=None)
+            self.place(members, mandatory=False, why=Requirement.DISCRETIONARY, about=None)
             speculative.append([i for i in self.placed if i not in before])
         self.resolve_overrun(speculative)
+
+    def brings_evidence(self, members: list[Candidate]) -> bool:
+        """Whether context would pull in evidence after the evidence steps ran out of budget.
+
+        Evidence enters by obligation only. Once the evidence steps have stopped, a context
+        item whose dependencies include evidence the budget did not cover must not carry that
+        evidence in through the back door: at a larger budget the evidence steps reach further,
+        leave less room for the context, and the slot would lose the support it had at the
+        smaller budget (invariant 7).
+        """
+        return self.stopped and any(
+            m.id not in self.placed and self.admission.speaks_to.get(m.id) for m in members
+        )
 
     def resolve_overrun(self, speculative: list[list[str]]) -> None:
         if self.policy.on_overrun != "drop_last_discretionary":  # pragma: no cover - validated
