@@ -117,6 +117,13 @@ def _lock(version: ContractVersion) -> ContractVersion:
     )
 
 
+def _check_lock(version: ContractVersion, expected_lock_version: int | None) -> None:
+    """Buttons carry the lock version their page showed: acting on a version that changed
+    since would act on something the person has not seen."""
+    if expected_lock_version is not None and version.lock_version != expected_lock_version:
+        raise EditConflict(STALE_EDIT)
+
+
 def _status(version: ContractVersion) -> str:
     return version.get_status_display().lower()
 
@@ -223,10 +230,13 @@ def version_submit(
 
 
 @transaction.atomic
-def version_withdraw(*, actor: Actor, version: ContractVersion) -> ContractVersion:
+def version_withdraw(
+    *, actor: Actor, version: ContractVersion, expected_lock_version: int | None = None
+) -> ContractVersion:
     """The owner takes a version out of review (or back from approved) to edit it."""
     locked = _lock(version)
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
+    _check_lock(locked, expected_lock_version)
     if locked.status not in (Status.IN_REVIEW, Status.APPROVED, Status.CHANGES_REQUESTED):
         raise ValidationError(CANNOT_WITHDRAW.format(number=locked.number, status=_status(locked)))
     return _return_to_draft(actor=actor, version=locked, reason="withdrawn by its owner")
@@ -326,7 +336,11 @@ def _moment(published_at: dt.datetime | None) -> dt.datetime:
 
 @transaction.atomic
 def version_publish(
-    *, actor: Actor, version: ContractVersion, published_at: dt.datetime | None = None
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    published_at: dt.datetime | None = None,
+    expected_lock_version: int | None = None,
 ) -> Bundle:
     """The owner publishes an approved version: the previous published version is
     superseded and the signed bundle (publisher + every standing approver) is stored.
@@ -337,6 +351,7 @@ def version_publish(
     decision_type = DecisionType.objects.select_for_update().get(pk=version.decision_type_id)
     locked = _lock(version)
     _require(actor, f"contracts.{roles.EDIT}", decision_type)
+    _check_lock(locked, expected_lock_version)
     if locked.status != Status.APPROVED:
         raise ValidationError(NOT_APPROVED.format(number=locked.number, status=_status(locked)))
     approvals = standing_approvals(locked)
@@ -409,12 +424,19 @@ def version_publish(
 
 
 @transaction.atomic
-def version_retire(*, actor: Actor, version: ContractVersion, reason: str = "") -> ContractVersion:
+def version_retire(
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    reason: str = "",
+    expected_lock_version: int | None = None,
+) -> ContractVersion:
     """Withdraw a published version from use (no published version remains), or abandon
     a version on its way to publication so another draft can start."""
     DecisionType.objects.select_for_update().get(pk=version.decision_type_id)
     locked = _lock(version)
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
+    _check_lock(locked, expected_lock_version)
     if locked.status not in (Status.PUBLISHED, *ContractVersion.OPEN_STATUSES):
         raise ValidationError(CANNOT_RETIRE.format(number=locked.number, status=_status(locked)))
     before = locked.status

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import views
+from . import review_views, views
 
 version = "types/<str:key>/v<int:number>/"
 proposition = version + "propositions/<int:pk>/"
@@ -24,6 +24,27 @@ urlpatterns = [
         views.decision_type_access_revoke,
         name="decision_type_access_revoke",
     ),
+    path("signing-keys/", review_views.signing_keys, name="signing_keys"),
+    path("signing-keys/new/", review_views.signing_key_create, name="signing_key_create"),
+    path(
+        "types/<str:key>/versions/",
+        review_views.decision_type_versions,
+        name="decision_type_versions",
+    ),
+    path("types/<str:key>/diff/", review_views.version_diff, name="version_diff"),
+    path(version + "review/", review_views.version_review, name="version_review"),
+    path(version + "impact/", review_views.version_impact, name="version_impact"),
+    path(version + "bundle.json", review_views.version_bundle, name="version_bundle"),
+    path(version + "submit/", review_views.version_submit, name="version_submit"),
+    path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),
+    path(version + "approve/", review_views.version_approve, name="version_approve"),
+    path(
+        version + "request-changes/",
+        review_views.version_request_changes,
+        name="version_request_changes",
+    ),
+    path(version + "publish/", review_views.version_publish, name="version_publish"),
+    path(version + "retire/", review_views.version_retire, name="version_retire"),
     path(version, views.version_detail, name="version_detail"),
     path(version + "lint/", views.version_lint, name="version_lint"),
     path(version + "preview/", views.version_preview, name="version_preview"),

@@ -167,15 +167,30 @@ def test_superusers_may_edit_any_draft(draft, superuser):
     assert "extra" in keys(draft)
 
 
-def test_a_version_in_review_cannot_be_edited(draft, owner):
+def test_editing_a_version_in_review_returns_it_to_draft(draft, owner):
+    # Issue 5 changed this: an owner may still edit a submitted version, which goes back to
+    # draft (its approvals voided, tests/review covers those); before, the edit was refused.
     ContractVersion.objects.filter(pk=draft.pk).update(status="in_review")
+    services.proposition_add(
+        actor=owner, version=draft, expected_lock_version=draft.lock_version, key="late"
+    )
+    draft.refresh_from_db()
+    assert draft.status == "draft"
+    assert "late" in keys(draft)
+    assert AuditEvent.objects.filter(version=draft, action="version.returned_to_draft").exists()
+
+
+@pytest.mark.parametrize("status", ["published", "superseded", "retired"])
+def test_a_frozen_version_cannot_be_edited(draft, owner, status):
+    ContractVersion.objects.filter(pk=draft.pk).update(status=status)
     with pytest.raises(ValidationError) as raised:
         services.proposition_add(
             actor=owner, version=draft, expected_lock_version=draft.lock_version, key="late"
         )
-    assert raised.value.messages == [
-        services.NOT_EDITABLE.format(number=draft.number, status="in review")
-    ]
+    label = ContractVersion.Status(status).label.lower()
+    message = services.NOT_EDITABLE.format(number=draft.number, status=label)
+    assert raised.value.messages == [message]
+    assert "late" not in keys(draft)
 
 
 @pytest.mark.parametrize(

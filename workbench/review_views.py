@@ -1,0 +1,384 @@
+"""Review and publishing in the browser: version history, diffs, the impact report, the
+review card with its transition buttons, bundle downloads and the public signing keys.
+
+Each button posts to one view that parses the form and calls the matching action in
+`contracts.review`; the action checks permission and state. The views check the permission
+first too, so that a person without it gets 403 before any form is read. An htmx request gets
+the `review` partial of `contracts/review.html` back; a plain POST redirects to the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
+
+from contracts import review, roles, selectors, services, signing
+from contracts.documents import ContractInvalid, contract_document
+from contracts.impact import contract_changes
+from contracts.models import Approval, Bundle, ContractVersion, Review
+
+REVIEW_TEMPLATE = "contracts/review.html"
+CHANGED_EVENT = "contractChanged"
+
+# Messages tests assert on.
+SUBMITTED = "Version {number} is in review."
+APPROVED = "You approved version {number}."
+CHANGES_REQUESTED = "Version {number} went back to its owner."
+PUBLISHED = "Version {number} is published; its bundle is {sha256}."
+RETIRED = "Version {number} is retired."
+WITHDRAWN = "Version {number} is a draft again; its approvals were voided."
+KEY_CREATED = "Your signing key is {key_id}."
+BAD_DIFF = "Choose two versions of this decision type to compare."
+
+
+class LockForm(forms.Form):
+    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+
+
+class RetireForm(LockForm):
+    reason = forms.CharField(required=False, max_length=300)
+
+
+class ApproveForm(forms.Form):
+    report_sha256 = forms.RegexField(regex=r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class RequestChangesForm(forms.Form):
+    comment = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), label="What needs to change"
+    )
+
+
+# --------------------------------------------------------------------------- context
+
+
+def _require(request: HttpRequest, version: ContractVersion, perm: str) -> None:
+    if not request.user.has_perm(f"contracts.{perm}", version.decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+
+
+def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:
+    if bundle is None:
+        return []
+    return list(bundle.document["signatures"])
+
+
+def _review_context(
+    request: HttpRequest,
+    version: ContractVersion,
+    *,
+    errors: list[str] | None = None,
+    changes_form: RequestChangesForm | None = None,
+) -> dict[str, Any]:
+    user = request.user
+    decision_type = version.decision_type
+    can_edit = selectors.can_edit(user=user, decision_type=decision_type)
+    can_review = selectors.can_review(user=user, decision_type=decision_type)
+    status = version.status
+    Status = ContractVersion.Status
+    active = Review.objects.filter(version=version, closed_at__isnull=True).first()
+    bundle = Bundle.objects.filter(version=version).select_related("publisher").first()
+    approvals = list(
+        Approval.objects.filter(version=version).select_related("reviewer").order_by("created_at")
+    )
+    author_ids = review.authors(version)
+    return {
+        "decision_type": decision_type,
+        "version": version,
+        "active_review": active,
+        "reviews": version.reviews.select_related("submitted_by", "closed_by"),
+        "approvals": approvals,
+        "standing": review.standing_approvals(version),
+        "bundle": bundle,
+        "signatures": _signatures(bundle),
+        "is_author": user.pk in author_ids,
+        "can_submit": can_edit and version.is_editable,
+        "can_withdraw": can_edit and status in (Status.IN_REVIEW, Status.APPROVED),
+        "can_approve": review.may_approve(user, version),
+        "can_request_changes": can_review and status in (Status.IN_REVIEW, Status.APPROVED),
+        "can_publish": can_edit and status == Status.APPROVED,
+        "can_retire": can_edit and status in (Status.PUBLISHED, *ContractVersion.OPEN_STATUSES),
+        "reviewer_needs_key": can_review and signing.active_key(user) is None,
+        "errors": errors or [],
+        "changes_form": changes_form or RequestChangesForm(),
+    }
+
+
+def _render_review(
+    request: HttpRequest, version: ContractVersion, *, status: int = 200, **extra: Any
+) -> HttpResponse:
+    version.refresh_from_db()
+    context = _review_context(request, version, **extra)
+    template = f"{REVIEW_TEMPLATE}#review" if request.htmx else REVIEW_TEMPLATE
+    return render(request, template, context, status=status)
+
+
+def _review_url(version: ContractVersion) -> str:
+    return reverse(
+        "version_review", kwargs={"key": version.decision_type.key, "number": version.number}
+    )
+
+
+def _transition(
+    request: HttpRequest,
+    key: str,
+    number: int,
+    *,
+    perm: str,
+    form_class: type[forms.Form] | None,
+    act: Callable[[ContractVersion, dict[str, Any]], object],
+    done: Callable[[ContractVersion, object], str],
+) -> HttpResponse:
+    """Permission, form, action, answer: the shape of every button."""
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require(request, version, perm)
+    form = form_class(request.POST) if form_class is not None else None
+    if form is not None and not form.is_valid():
+        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        extra: dict[str, Any] = {"errors": errors}
+        if isinstance(form, RequestChangesForm):
+            extra["changes_form"] = form
+        return _render_review(request, version, status=422, **extra)
+    data = form.cleaned_data if form is not None else {}
+    try:
+        result = act(version, data)
+    except services.EditConflict as conflict:
+        return _render_review(request, version, status=409, errors=[conflict.message])
+    except ValidationError as error:
+        return _render_review(request, version, status=422, errors=error.messages)
+    messages.success(request, done(version, result))
+    if not request.htmx:
+        return redirect(_review_url(version))
+    response = _render_review(request, version)
+    trigger_client_event(response, CHANGED_EVENT)
+    return response
+
+
+# --------------------------------------------------------------------------- pages
+
+
+@require_GET
+def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    versions = list(
+        decision_type.versions.select_related("created_by", "parent").order_by("-number")
+    )
+    bundles = {b.version_id: b for b in Bundle.objects.filter(decision_type=decision_type)}
+    rows = [{"version": v, "bundle": bundles.get(v.pk)} for v in versions]
+    return render(
+        request,
+        "contracts/versions.html",
+        {"decision_type": decision_type, "rows": rows, "versions": versions},
+    )
+
+
+@require_GET
+def version_diff(request: HttpRequest, key: str) -> HttpResponse:
+    """The structural diff between any two versions (`?from=N&to=M`; by default the latest
+    version against the one it was started from)."""
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    versions = list(decision_type.versions.order_by("-number"))
+    by_number = {v.number: v for v in versions}
+    try:
+        newer = by_number[int(request.GET["to"])] if "to" in request.GET else versions[0]
+        older = (
+            by_number[int(request.GET["from"])]
+            if "from" in request.GET
+            else (newer.parent or next((v for v in versions if v.number < newer.number), None))
+        )
+    except (KeyError, ValueError, IndexError):
+        raise Http404(BAD_DIFF) from None
+    changes: list[dict[str, Any]] = []
+    if older is not None and newer is not None:
+        changes = contract_changes(contract_document(older), contract_document(newer))
+    context = {
+        "decision_type": decision_type,
+        "versions": versions,
+        "older": older,
+        "newer": newer,
+        "changes": changes,
+        "older_document": contract_document(older) if older else None,
+        "newer_document": contract_document(newer) if newer else None,
+    }
+    template = "contracts/diff.html" + ("#diff" if request.htmx else "")
+    return render(request, template, context)
+
+
+@require_GET
+def version_review(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    return _render_review(request, version)
+
+
+@require_GET
+def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    """The impact report: what a reviewer reads before deciding (anyone who can see the type
+    may read it; only a reviewer gets the approve button under it)."""
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    try:
+        report = review.report_for(version)
+        problems: list[str] = []
+    except ContractInvalid as exc:
+        report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
+    context = {
+        **_review_context(request, version),
+        "report": report,
+        "problems": problems,
+    }
+    template = "contracts/impact.html" + ("#report" if request.htmx else "")
+    return render(request, template, context, status=200 if report else 422)
+
+
+@require_GET
+def version_bundle(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    bundle = Bundle.objects.filter(version=version).select_related("decision_type").first()
+    if bundle is None:
+        raise Http404(review.NO_BUNDLE.format(number=number))
+    response = HttpResponse(bundle.data, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{bundle.filename}"'
+    response["ETag"] = f'"{bundle.sha256}"'
+    return response
+
+
+@require_GET
+def signing_keys(request: HttpRequest) -> HttpResponse:
+    """Every known public key, with its owner and id: what a verifier must trust."""
+    return render(
+        request,
+        "contracts/signing_keys.html",
+        {"keys": signing.all_keys(), "mine": signing.active_key(request.user)},
+    )
+
+
+@require_POST
+def signing_key_create(request: HttpRequest) -> HttpResponse:
+    """A signed-in person creates their own first key (rotation is an operator's command)."""
+    try:
+        key = signing.signing_key_generate(actor=request.user, user=request.user)
+    except ValidationError as error:
+        for message in error.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, KEY_CREATED.format(key_id=key.key_id))
+    return redirect("signing_keys")
+
+
+# --------------------------------------------------------------------------- transitions
+
+
+@require_POST
+def version_submit(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    return _transition(
+        request,
+        key,
+        number,
+        perm=roles.EDIT,
+        form_class=LockForm,
+        act=lambda version, data: review.version_submit(
+            actor=request.user, version=version, expected_lock_version=data["lock_version"]
+        ),
+        done=lambda version, _: SUBMITTED.format(number=version.number),
+    )
+
+
+@require_POST
+def version_withdraw(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    def act(version: ContractVersion, data: dict[str, Any]) -> object:
+        return review.version_withdraw(
+            actor=request.user, version=version, expected_lock_version=data["lock_version"]
+        )
+
+    return _transition(
+        request,
+        key,
+        number,
+        perm=roles.EDIT,
+        form_class=LockForm,
+        act=act,
+        done=lambda version, _: WITHDRAWN.format(number=version.number),
+    )
+
+
+@require_POST
+def version_approve(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    return _transition(
+        request,
+        key,
+        number,
+        perm=roles.REVIEW,
+        form_class=ApproveForm,
+        act=lambda version, data: review.version_approve(
+            actor=request.user,
+            version=version,
+            report_sha256=data["report_sha256"],
+            comment=data["comment"],
+        ),
+        done=lambda version, _: APPROVED.format(number=version.number),
+    )
+
+
+@require_POST
+def version_request_changes(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    return _transition(
+        request,
+        key,
+        number,
+        perm=roles.REVIEW,
+        form_class=RequestChangesForm,
+        act=lambda version, data: review.version_request_changes(
+            actor=request.user, version=version, comment=data["comment"]
+        ),
+        done=lambda version, _: CHANGES_REQUESTED.format(number=version.number),
+    )
+
+
+@require_POST
+def version_publish(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    def act(version: ContractVersion, data: dict[str, Any]) -> object:
+        return review.version_publish(
+            actor=request.user, version=version, expected_lock_version=data["lock_version"]
+        )
+
+    return _transition(
+        request,
+        key,
+        number,
+        perm=roles.EDIT,
+        form_class=LockForm,
+        act=act,
+        done=lambda version, bundle: PUBLISHED.format(
+            number=version.number, sha256=bundle.sha256[:12] + "…"
+        ),
+    )
+
+
+@require_POST
+def version_retire(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    def act(version: ContractVersion, data: dict[str, Any]) -> object:
+        return review.version_retire(
+            actor=request.user,
+            version=version,
+            reason=data["reason"],
+            expected_lock_version=data["lock_version"],
+        )
+
+    return _transition(
+        request,
+        key,
+        number,
+        perm=roles.EDIT,
+        form_class=RetireForm,
+        act=act,
+        done=lambda version, _: RETIRED.format(number=version.number),
+    )
