@@ -238,3 +238,17 @@ def test_refund_desk_without_a_requested_slot_rejects_the_email(text, relevance)
     assert rejection(out, "email-1") == ("wrong_evidence_class", None)
     assert out.slot("exception_approved").state == "unknown"
     assert text not in json.dumps(out.to_json())
+
+
+def test_comparison_of_a_refused_compile_passes_nothing_compiled():
+    doc = contaminated()
+    doc["request"]["purpose"] = "marketing"
+    result = compare(load_input(doc), 3)
+    assert result["compiled"]["items_passed"] == 0
+    assert result["post_filter_top_k"]["items_passed"] == 0
+    assert result["plain_top_k"]["unsafe_items"] == 3
+
+
+def test_comparison_needs_a_positive_k():
+    with pytest.raises(ValueError):
+        compare(load_input(contaminated()), 0)

@@ -499,3 +499,27 @@ def test_valid_until_is_a_date_on_which_u_is_unchanged(doc):
     while probe <= out.valid_until:
         assert universe(doc, probe) == u, probe
         probe += dt.timedelta(days=1)
+
+
+@SETTINGS
+@given(documents(), st.integers(1, 12))
+def test_three_way_comparison_is_consistent(doc, k):
+    from compiler.compare import compare
+
+    result = compare(load_input(doc), k)
+    plain, post, compiled = (result[n] for n in ("plain_top_k", "post_filter_top_k",
+                                                   "compiled"))
+    u = universe(doc)
+    assert plain["items_passed"] == min(k, len(doc["candidates"]))
+    assert plain["unsafe_items"] == sum(1 for i in plain["ids"] if i not in u)
+    # plain top-k is the k most relevant
+    relevance = {c["id"]: c["relevance"] for c in doc["candidates"]}
+    left_out = [relevance[c["id"]] for c in doc["candidates"] if c["id"] not in plain["ids"]]
+    if left_out:
+        assert min(relevance[i] for i in plain["ids"]) >= max(left_out)
+    assert post["ids"] == [i for i in plain["ids"] if i in u]
+    assert post["unsafe_items"] == 0
+    assert compiled["unsafe_items"] == 0
+    assert set(compiled["ids"]) <= u
+    for m in (plain, post, compiled):
+        assert 0 <= m["coverage_percent"] <= 100
