@@ -80,6 +80,17 @@ APPROVAL_NOTE = [
               valid_from="2026-08-29", tokens=60, relevance=0.99),
 ]  # fmt: skip
 
+# Two approved instruments disagree: a current waiver, and committee minutes recording that
+# the committee declined it. Ranking must not hide the disagreement.
+DISAGREEMENT = [
+    *ATLAS_SEED,
+    candidate("waiver-W6", "approved_waiver", ["waiver_valid"],
+              "Covenant waiver renewed to 30 September.", valid_from="2026-08-25",
+              valid_to="2026-09-30", tokens=110, relevance=0.9),
+    candidate("committee-C2", "committee_record", [], "Committee minutes: renewal declined.",
+              contradicts=["waiver_valid"], valid_from="2026-08-27", tokens=90, relevance=0.4),
+]  # fmt: skip
+
 # A local transition addendum governs continuation until midnight on 30 September; from
 # 1 October the group manual it overrode applies again.
 TRANSITION = [
@@ -143,6 +154,8 @@ CORPORA = (
     DemoCorpus(ATLAS_KEY, "atlas", "The seed's Atlas credit-review workspace.", ATLAS_SEED),
     DemoCorpus(ATLAS_KEY, "atlas-approval-note", "Atlas, plus a case note worded as an "
                "approval.", APPROVAL_NOTE),
+    DemoCorpus(ATLAS_KEY, "atlas-disagreement", "Atlas, with a renewed waiver and committee "
+               "minutes that contradict it.", DISAGREEMENT),
     DemoCorpus(ATLAS_KEY, "atlas-transition", "Atlas under a local transition addendum that "
                "expires at midnight on 30 September.", TRANSITION),
     DemoCorpus(ATLAS_KEY, "contaminated", "The seed's eight-item contaminated pool.",
@@ -220,6 +233,12 @@ SCENARIOS = (
         ATLAS_KEY, "atlas-approval-note", "Atlas: a case note worded as an approval",
         "The most relevant item says the waiver was approved; a case note cannot establish it.",
         MAYA, ATLAS_STATES,
+    ),
+    DemoScenario(
+        ATLAS_KEY, "atlas-disagreement", "Atlas: the committee contradicts the waiver",
+        "A renewed waiver supports the slot and committee minutes contradict it: the slot is "
+        "contradicted, never quietly supported by the higher-ranked item.",
+        MAYA, ATLAS_STATES | {"waiver_valid": "contradicted"},
     ),
     DemoScenario(
         ATLAS_KEY, "atlas", "Atlas: through the review assistant",

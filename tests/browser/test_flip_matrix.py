@@ -32,10 +32,10 @@ def test_run_the_demo_suite_and_click_a_flipped_cell_into_its_diff(
     # The test settings run tasks as they are enqueued, so the run has finished.
     matrix = page.locator("#matrix")
     expect(matrix).to_be_visible()
-    expect(page.locator("#totals")).to_contain_text("Scenarios 8")
+    expect(page.locator("#totals")).to_contain_text("Scenarios 9")
     expect(page.locator("#totals")).to_contain_text("Expectation failures 0")
     base_rows = matrix.locator("tr.base")
-    expect(base_rows).to_have_count(8)
+    expect(base_rows).to_have_count(9)
     expect(base_rows.first).to_contain_text("Atlas: Maya's annual review")
     # Survives htmx swaps, dies with a full page load.
     page.evaluate("window.sameDocument = true")

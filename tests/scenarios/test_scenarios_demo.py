@@ -64,6 +64,11 @@ def test_the_stories(demo_runs):
     revoke = by_name(atlas, "Atlas: through the review assistant", "revoke_delegation")
     assert {f["variant"] for f in revoke.flips["slots"]} == {"refused"}
 
+    disagreement = by_name(atlas, "Atlas: the committee contradicts the waiver").output
+    waiver = next(s for s in disagreement["slots"] if s["proposition"] == "waiver_valid")
+    assert waiver["state"] == "contradicted" and waiver["reason"] == "sources_disagree"
+    assert set(waiver["resource_ids"]) == {"waiver-W6", "committee-C2"}
+
     refund = by_name(demo_runs[demo.REFUND_KEY], "Refund desk: order 481").output
     assert {r["id"]: r["reason"] for r in refund["rejected"]} == {
         "email-481": "wrong_evidence_class",
