@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRefresh
 
 from compiler import InvalidInput
+from contracts.documents import contract_document
 
 from . import forms, selectors, services
 from .compiling import CorpusInvalid
@@ -193,12 +194,9 @@ def candidate_edit(
 
 
 def _propositions(decision_type: Any) -> list[str]:
+    """The propositions of the version the editor shows: the slots a scenario can expect."""
     version = selectors.version_for(decision_type=decision_type, number=None)
-    return (
-        [p.key for p in version.propositions.all()]
-        if version.is_editable
-        else [p["key"] for p in (version.snapshot or {}).get("propositions", [])]
-    )
+    return [p["key"] for p in contract_document(version)["propositions"]]
 
 
 @require_http_methods(["GET", "POST"])

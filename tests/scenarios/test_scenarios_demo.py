@@ -74,3 +74,21 @@ def test_the_stories(demo_runs):
         "email-481": "wrong_evidence_class",
         "refund-policy-v2": "not_applicable",
     }
+
+
+def test_a_refused_variant_and_an_invalid_free_suite_render(client, demo_runs):
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    client.force_login(get_user_model().objects.get(username="olivia"))
+    atlas = demo_runs[demo.ATLAS_KEY]
+    revoke = by_name(atlas, "Atlas: through the review assistant", "revoke_delegation")
+    kwargs = {"key": demo.ATLAS_KEY, "run_pk": atlas.pk, "pk": revoke.pk}
+    diff = client.get(reverse("scenarios:result_diff", kwargs=kwargs)).content.decode()
+    assert "delegation_invalid" in diff and "refused" in diff
+    packet = client.get(reverse("scenarios:result_packet", kwargs=kwargs)).content.decode()
+    assert "Refused in the <strong>resolve</strong> pass" in packet
+    coverage = client.get(
+        reverse("scenarios:run_coverage", kwargs={"key": demo.ATLAS_KEY, "pk": atlas.pk})
+    ).content.decode()
+    assert "contradicted" in coverage
