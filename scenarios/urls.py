@@ -31,6 +31,7 @@ urlpatterns = [
     path("<str:key>/runs/", views.run_start, name="run_start"),
     path(run, views.run_detail, name="run_detail"),
     path(run + "coverage/", views.run_coverage, name="run_coverage"),
+    path(run + "report.json", views.run_report, name="run_report"),
     path(result, views.result_packet, name="result_packet"),
     path(result + "diff/", views.result_diff, name="result_diff"),
 ]

@@ -401,6 +401,13 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 
 
 @require_GET
+def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
+    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    return JsonResponse(selectors.run_report(run=run), json_dumps_params={"indent": 2})
+
+
+@require_GET
 def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.flip_matrix(run=run)

@@ -36,6 +36,7 @@ ROUTES: dict[str, tuple[str, set[str], int]] = {
     "run_start": ("run", {"POST"}, 302),
     "run_detail": ("read", {"GET"}, 200),
     "run_coverage": ("read", {"GET"}, 200),
+    "run_report": ("read", {"GET"}, 200),
     "result_packet": ("read", {"GET"}, 200),
     "result_diff": ("read", {"GET"}, 200),
 }
@@ -92,6 +93,7 @@ def test_walk(client, everyone, finished_run, corpus, scenario, person, method):
         "run_start": {},
         "run_detail": {"pk": finished_run.pk},
         "run_coverage": {"pk": finished_run.pk},
+        "run_report": {"pk": finished_run.pk},
         "result_packet": {"run_pk": finished_run.pk, "pk": result.pk},
         "result_diff": {"run_pk": finished_run.pk, "pk": result.pk},
     }
