@@ -451,12 +451,13 @@ def run_execute(*, run_id: int) -> SuiteRun:
     """Compile every scenario of the run, committing its results scenario by scenario so the
     progress bar moves; the worker (or the immediate backend) calls this."""
     run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run_id)
-    if run.status != SuiteRun.Status.QUEUED:
-        return run  # run once: a task retried by hand does not compile twice
-    started = time.perf_counter()
-    SuiteRun.objects.filter(pk=run.pk).update(
+    # Claim the run: only a queued run starts, and only once, whoever else holds its task.
+    claimed = SuiteRun.objects.filter(pk=run.pk, status=SuiteRun.Status.QUEUED).update(
         status=SuiteRun.Status.RUNNING, started_at=timezone.now()
     )
+    if not claimed:
+        return run
+    started = time.perf_counter()
     try:
         summary = _compile_run(run)
     except Exception as exc:  # the run records why it failed; the worker keeps going

@@ -245,3 +245,9 @@ def test_two_runs_compared_slot_by_slot(owner, draft, scenario):
         }
     ]
     assert report["totals"]["changed_rows"] >= 1 and report["only_before"] == []
+
+
+def test_a_run_is_executed_once(finished_run):
+    compiles = finished_run.results.count()
+    again = services.run_execute(run_id=finished_run.pk)
+    assert again.status == "finished" and again.results.count() == compiles
