@@ -1,0 +1,195 @@
+"""Review pages: buttons only for those allowed, refused POSTs otherwise, htmx partials, the
+bundle download, the version history, the diff and the public keys."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from contracts import review, services
+from contracts.models import Approval, ContractVersion
+from workbench import review_views
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HX-Request": "true"}
+
+
+def url(version, name):
+    return reverse(name, kwargs={"key": version.decision_type.key, "number": version.number})
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def buttons(page: str) -> set[str]:
+    return set(re.findall(r'action="/types/[^"]+/v\d+/([a-z-]+)/"', page))
+
+
+def test_the_owner_sees_submit_and_the_reviewer_does_not(suite, draft, owner, reviewer, keys):
+    assert buttons(signed_in(owner).get(url(draft, "version_review")).content.decode()) == {
+        "submit",
+        "retire",
+    }
+    assert buttons(signed_in(reviewer).get(url(draft, "version_review")).content.decode()) == set()
+
+
+def test_submit_from_the_page_and_with_htmx(suite, draft, owner):
+    client = signed_in(owner)
+    response = client.post(
+        url(draft, "version_submit"), {"lock_version": draft.lock_version}, headers=HTMX
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.startswith('\n<section id="review"') or page.lstrip().startswith(
+        '<section id="review"'
+    )
+    assert "HX-Trigger" in response.headers
+    draft.refresh_from_db()
+    assert draft.status == "in_review"
+    # A stale button: 409 with the card, nothing changed.
+    response = client.post(url(draft, "version_withdraw"), {"lock_version": 0})
+    assert response.status_code == 409
+    draft.refresh_from_db()
+    assert draft.status == "in_review"
+
+
+def test_the_owner_sees_no_approve_button_on_their_own_version(submitted, owner, reviewer):
+    page = signed_in(owner).get(url(submitted, "version_impact")).content.decode()
+    assert 'id="approve"' not in page
+    assert (
+        'id="own-version-note"'
+        in signed_in(owner).get(url(submitted, "version_review")).content.decode()
+    )
+    page = signed_in(reviewer).get(url(submitted, "version_impact")).content.decode()
+    assert 'id="approve"' in page
+
+
+def test_the_views_refuse_a_post_the_action_would_refuse(submitted, owner, reviewer, viewer):
+    report = review.report_for(submitted)
+    data = {"report_sha256": report.sha256}
+    assert signed_in(owner).post(url(submitted, "version_approve"), data).status_code == 403
+    assert signed_in(viewer).post(url(submitted, "version_approve"), data).status_code == 403
+    assert (
+        signed_in(reviewer).post(url(submitted, "version_publish"), {"lock_version": 1}).status_code
+        == 403
+    )
+    assert not Approval.objects.exists()
+
+
+def test_approve_records_the_report_the_page_showed(submitted, reviewer):
+    client = signed_in(reviewer)
+    page = client.get(url(submitted, "version_impact")).content.decode()
+    shown = re.search(r'name="report_sha256" value="([0-9a-f]{64})"', page).group(1)
+    response = client.post(url(submitted, "version_approve"), {"report_sha256": shown})
+    assert response.status_code == 302 and response["Location"] == url(submitted, "version_review")
+    assert Approval.objects.get().report_sha256 == shown
+    # A report hash that is not the current one is refused with the reason.
+    submitted.refresh_from_db()
+    response = client.post(url(submitted, "version_approve"), {"report_sha256": "0" * 64})
+    assert response.status_code == 422
+
+
+def test_request_changes_needs_a_comment(submitted, reviewer):
+    client = signed_in(reviewer)
+    response = client.post(url(submitted, "version_request_changes"), {"comment": ""}, headers=HTMX)
+    assert response.status_code == 422
+    response = client.post(
+        url(submitted, "version_request_changes"), {"comment": "Say why."}, headers=HTMX
+    )
+    assert response.status_code == 200
+    submitted.refresh_from_db()
+    assert submitted.status == "changes_requested"
+
+
+def test_publish_then_download_the_bundle(approved, owner, viewer):
+    client = signed_in(owner)
+    page = client.get(url(approved, "version_review")).content.decode()
+    assert "publish" in buttons(page)
+    response = client.post(
+        url(approved, "version_publish"), {"lock_version": approved.lock_version}
+    )
+    assert response.status_code == 302
+    approved.refresh_from_db()
+    assert approved.status == "published"
+    page = signed_in(viewer).get(url(approved, "version_review")).content.decode()
+    bundle = approved.bundle
+    assert bundle.sha256 in page
+    for signature in bundle.document["signatures"]:
+        assert signature["key_id"] in page
+    assert buttons(page) == set()
+    download = signed_in(viewer).get(url(approved, "version_bundle"))
+    assert download.status_code == 200
+    assert download.content == bundle.data
+    assert download["Content-Disposition"] == f'attachment; filename="{bundle.filename}"'
+
+
+def test_version_history_and_diff(published, owner, viewer):
+    version = services.version_start_draft(actor=owner, decision_type=published.decision_type)
+    proposition = version.propositions.get(key="review_open")
+    services.proposition_update(
+        actor=owner,
+        proposition=proposition,
+        expected_lock_version=version.lock_version,
+        key="review_open",
+        description="",
+        required=False,
+        max_items=1,
+    )
+    client = signed_in(viewer)
+    key = published.decision_type.key
+    page = client.get(reverse("decision_type_versions", kwargs={"key": key})).content.decode()
+    assert 'data-number="2"' in page and 'data-number="1"' in page
+    diff = reverse("version_diff", kwargs={"key": key})
+    page = client.get(diff).content.decode()
+    assert "A gap in &#x27;review_open&#x27; no longer blocks the decision" in page
+    fragment = client.get(diff + "?from=2&to=1", headers=HTMX).content.decode()
+    assert fragment.lstrip().startswith('<section id="diff"')
+    assert "now blocks the decision" in fragment
+    assert client.get(diff + "?from=9&to=1").status_code == 404
+
+
+def test_public_keys_page_and_creating_ones_own_key(keys, make_user):
+    from contracts import roles
+
+    newcomer = make_user("nia", roles.RISK_REVIEWERS)
+    client = signed_in(newcomer)
+    page = client.get(reverse("signing_keys")).content.decode()
+    assert keys["owner"].key_id in page and keys["reviewer"].key_id in page
+    assert "Create my signing key" in page
+    response = client.post(reverse("signing_key_create"), follow=True)
+    mine = newcomer.signing_keys.get()
+    assert review_views.KEY_CREATED.format(key_id=mine.key_id) in response.content.decode()
+    # A second one is refused (rotation is an operator's command).
+    response = client.post(reverse("signing_key_create"), follow=True)
+    assert newcomer.signing_keys.count() == 1
+
+
+def test_every_hx_post_has_a_real_action(approved, owner, reviewer):
+    for person in (owner, reviewer):
+        page = signed_in(person).get(url(approved, "version_review")).content.decode()
+        for form in re.findall(r"<form[^>]*hx-post[^>]*>", page):
+            hx = re.search(r'hx-post="([^"]+)"', form).group(1)
+            assert f'action="{hx}"' in form
+
+
+def test_an_edited_version_in_review_shows_its_voided_approval(approved, owner):
+    proposition = approved.propositions.get(key="facility_limit")
+    services.proposition_update(
+        actor=owner,
+        proposition=proposition,
+        expected_lock_version=approved.lock_version,
+        key="facility_limit",
+        description="changed",
+        required=True,
+        max_items=1,
+    )
+    page = signed_in(owner).get(url(approved, "version_review")).content.decode()
+    assert "voided: version edited" in page
+    assert ContractVersion.objects.get(pk=approved.pk).status == "draft"
