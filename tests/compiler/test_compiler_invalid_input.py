@@ -159,3 +159,16 @@ def test_invalid_input_serialises_as_the_design_says():
     as_json = caught.value.to_json()
     assert as_json["result"] == "invalid"
     assert len(as_json["errors"]) == 2
+
+
+def test_model_validate_reports_field_and_cross_reference_problems_together():
+    from pydantic import ValidationError
+
+    from compiler import CompileInput
+
+    doc = document(candidate("a", tokens=-1), candidate("a", depends_on=["ghost"]))
+    with pytest.raises(ValidationError) as caught:
+        CompileInput.model_validate(doc)
+    found = {tuple(e["loc"]) for e in caught.value.errors()}
+    assert {("candidates", 0, "tokens"), ("candidates", 1, "id"),
+            ("candidates", 1, "depends_on", 0)} <= found
