@@ -252,3 +252,48 @@ def test_comparison_of_a_refused_compile_passes_nothing_compiled():
 def test_comparison_needs_a_positive_k():
     with pytest.raises(ValueError):
         compare(load_input(contaminated()), 0)
+
+
+# ------------------------------------------------------------------------ output shape
+
+
+def test_compiled_output_has_the_design_fields():
+    out = compile_doc(atlas()).to_json()
+    assert {"result", "plan_id", "compiler_version", "contract", "request", "token_budget",
+            "tokens_used", "packet", "slots", "decision_ready", "blocking", "rejected",
+            "valid_until", "trace", "refusal"} <= set(out)
+    assert set(out["contract"]) == {"decision_type", "version", "sha256"}
+    assert len(out["contract"]["sha256"]) == 64
+    int(out["plan_id"], 16)
+    for item in out["packet"]:
+        assert {"id", "role", "form_rank", "tokens", "content"} <= set(item)
+    for slot in out["slots"]:
+        assert set(slot) == {"proposition", "state", "resource_ids", "reason", "required"}
+    for entry in out["trace"]:
+        assert set(entry) == {"id", "pass", "outcome", "reason", "detail"}
+    for r in out["rejected"]:
+        assert set(r) == {"id", "reason", "detail"}
+    assert out["refusal"] is None
+    json.dumps(out)  # plain JSON all the way down
+
+
+def test_omitted_policy_is_the_default_policy():
+    doc = atlas()
+    explicit = copy.deepcopy(doc)
+    explicit["contract"]["policy"] = {
+        "name": "default", "version": 1, "min_relevance": 0.0, "mandatory_form": "cheapest",
+        "role_order": ["instruction", "task", "state", "evidence", "support", "tool"],
+        "on_overrun": "drop_last_discretionary"}
+    assert canonical(compile_doc(doc)) == canonical(compile_doc(explicit))
+
+
+def test_plan_id_and_contract_hash_follow_what_they_attest():
+    base = compile_doc(atlas())
+    other_contract = atlas()
+    other_contract["contract"]["version"] = "4"
+    changed = compile_doc(other_contract)
+    assert changed.contract.sha256 != base.contract.sha256
+    assert changed.plan_id != base.plan_id
+    smaller = atlas()
+    smaller["request"]["token_budget"] = 300
+    assert compile_doc(smaller).plan_id != base.plan_id
