@@ -604,3 +604,54 @@ def test_raising_the_budget_never_loses_support_brought_by_a_context_dependency(
         supported[budget] = {p for p, s in states(out).items() if s == "supported"}
     assert supported[25] <= supported[115] <= supported[2000]
     assert supported[2000] == {"a", "p"}
+
+
+# ------------------------------------------------------------------ attest's bug guard
+
+
+def _tamper(kind):
+    from compiler.models import Form, Slot
+    from compiler.plan import Placement
+
+    def tampered(planned, by_id):
+        if kind == "outside_u":
+            outsider = by_id["outsider"]
+            form = Form(rank=outsider.full_rank, tokens=outsider.tokens,
+                        content=outsider.content)
+            planned.packet.append(Placement(outsider, form, False, 99))
+            planned.tokens_used += form.tokens
+        elif kind == "over_budget":
+            planned.tokens_used = 10_000
+        elif kind == "missing_slot":
+            planned.slots.pop()
+        elif kind == "hidden_contradiction":
+            planned.slots[0] = Slot(proposition="a", state="supported", resource_ids=("s",),
+                                    reason="accepted_evidence", required=True)
+        return planned
+
+    return tampered
+
+
+@pytest.mark.parametrize(("kind", "invariant"), [
+    ("outside_u", "packet_within_admitted_universe"),
+    ("over_budget", "tokens_within_budget"),
+    ("missing_slot", "one_slot_per_proposition"),
+    ("hidden_contradiction", "contradiction_visible"),
+])
+def test_attest_refuses_to_release_a_plan_that_breaks_an_invariant(monkeypatch, kind,
+                                                                   invariant):
+    import compiler.pipeline as pipeline
+
+    real_plan = pipeline.plan
+    tamper = _tamper(kind)
+
+    def broken_plan(request, contract, admission, by_id, trace):
+        return tamper(real_plan(request, contract, admission, by_id, trace), by_id)
+
+    monkeypatch.setattr(pipeline, "plan", broken_plan)
+    cands = [ev("s", "a"), candidate("c", **CONTRA, tokens=5000),
+             ev("outsider", "a", entity="OTHER", content="OUTSIDER-BODY")]
+    out = compile_doc(document(*cands, con=contract(A, B)))
+    assert_refused(out, "attest", "invariant_violated")
+    assert out.refusal.detail == invariant
+    assert "OUTSIDER-BODY" not in json.dumps(out.to_json())
