@@ -179,14 +179,21 @@ def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
 
 @dataclass
 class Compiled:
-    """One compile of a sweep: what went in, what came out, how long it took."""
+    """One compile of a sweep: what went in, what came out, how long it took.
+
+    A sweep made with `keep_models=False` keeps a variant's output only as its JSON text and
+    not its input (`document` and `output` are None); the base always keeps both.
+    """
 
     perturbation: dict[str, Any] | None  # Perturbation.to_json(); None for the base
-    document: CompileInput
-    output: CompileOutput
+    document: CompileInput | None
+    output: CompileOutput | None
     duration_ms: float
     slot_states: dict[str, str]
     flips: dict[str, Any] | None = None
+    result: str = ""
+    plan_id: str = ""
+    output_json: str = ""
 
     @property
     def name(self) -> str:
@@ -203,24 +210,55 @@ class Sweep:
         return [self.base, *self.variants]
 
 
-def sweep_scenario(document: CompileInput, weak_classes: Sequence[str] = ()) -> Sweep:
-    """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed."""
-    seen: list[tuple[CompileInput, CompileOutput, float]] = []
+def sweep_scenario(
+    document: CompileInput, weak_classes: Sequence[str] = (), *, keep_models: bool = True
+) -> Sweep:
+    """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed.
+
+    Every compile's `result`, `plan_id` and `output_json` (the compiler's own serialisation)
+    are filled in. With `keep_models=False` a variant's input and output models are let go as
+    soon as the sweep has compared them with the base: a run that stores the JSON anyway
+    would otherwise hold a scenario's worth of models alive, and the garbage collector walks
+    them again and again (about a tenth of a run's time, see bench/sweep.py).
+    """
+    seen: list[tuple[CompileInput | None, CompileOutput | None, float, str, str, str]] = []
 
     def timed(variant: CompileInput) -> CompileOutput:
         started = time.perf_counter()
         output = compile_input(variant)
-        seen.append((variant, output, (time.perf_counter() - started) * 1000))
+        elapsed = (time.perf_counter() - started) * 1000
+        keep = keep_models or not seen  # the base is always kept
+        seen.append(
+            (
+                variant if keep else None,
+                output if keep else None,
+                elapsed,
+                str(output.result),
+                output.plan_id or "",
+                output.model_dump_json(by_alias=True),
+            )
+        )
         return output
 
     report = sweep(document, weak_classes=weak_classes, compile_fn=timed)
-    (base_in, base_out, base_ms), *variants = seen
-    result = Sweep(base=Compiled(None, base_in, base_out, base_ms, slot_states(base_out, document)))
-    for row, (variant_in, variant_out, ms) in zip(report["perturbations"], variants, strict=True):
+    (base_in, base_out, base_ms, base_result, base_plan, base_json), *variants = seen
+    assert base_out is not None
+    result = Sweep(
+        base=Compiled(
+            None, base_in, base_out, base_ms, slot_states(base_out, document),
+            result=base_result, plan_id=base_plan, output_json=base_json,
+        )
+    )  # fmt: skip
+    for row, (variant_in, variant_out, ms, outcome, plan_id, text) in zip(
+        report["perturbations"], variants, strict=True
+    ):
         perturbation = {k: row[k] for k in ("name", "operator", "args")}
         result.variants.append(
-            Compiled(perturbation, variant_in, variant_out, ms, row["slots"], row["flips"])
-        )
+            Compiled(
+                perturbation, variant_in, variant_out, ms, row["slots"], row["flips"],
+                result=outcome, plan_id=plan_id, output_json=text,
+            )
+        )  # fmt: skip
     return result
 
 

@@ -644,7 +644,7 @@ def _scenario_rows(
                 ],
             }
         ]
-    swept = compiling.sweep_scenario(document, run.weak_classes)
+    swept = compiling.sweep_scenario(document, run.weak_classes, keep_models=False)
     base = swept.base
     base_sha256 = compiling.input_sha256(base.document)
     rows = [
@@ -652,10 +652,10 @@ def _scenario_rows(
         | {
             "position": position,
             "input_sha256": base_sha256,
-            "result": str(base.output.result),
-            "plan_id": base.output.plan_id or "",
+            "result": base.result,
+            "plan_id": base.plan_id,
             "duration_ms": base.duration_ms,
-            "output_json": base.output.model_dump_json(by_alias=True),
+            "output_json": base.output_json,
             "slot_states": base.slot_states,
             "expectation_failures": compiling.expectation_failures(
                 base.output,
@@ -674,10 +674,10 @@ def _scenario_rows(
                 "perturbation": variant.name,
                 "perturbation_args": variant.perturbation,
                 "input_sha256": compiling.variant_sha256(base_sha256, variant.perturbation),
-                "result": str(variant.output.result),
-                "plan_id": variant.output.plan_id or "",
+                "result": variant.result,
+                "plan_id": variant.plan_id,
                 "duration_ms": variant.duration_ms,
-                "output_json": variant.output.model_dump_json(by_alias=True),
+                "output_json": variant.output_json,
                 "slot_states": variant.slot_states,
                 "flips": variant.flips,
             }
