@@ -289,7 +289,14 @@ def _failure_text(name: str, failure: Mapping[str, Any], *, newly: bool) -> str:
             )
         return f"{lead} its expectation for '{failure['key']}' ({expected})."
     if failure["what"] in ("admitted", "rejected"):
-        return f"{lead} its expectation of exactly which items are {failure['what']}."
+        expected, actual = set(failure["expected"]), set(failure["actual"])
+        details = []
+        if actual - expected:
+            details.append(f"{_names(sorted(actual - expected))} would be {failure['what']} too")
+        if expected - actual:
+            details.append(f"{_names(sorted(expected - actual))} would not be {failure['what']}")
+        detail = f" ({'; '.join(details)})" if details and newly else ""
+        return f"{lead} its expectation of exactly which items are {failure['what']}{detail}."
     return f"{lead} its expectation: {failure['key']} {failure['actual']}."
 
 
@@ -325,6 +332,7 @@ def _scenario_report(
         entry["problems"] = [
             f"'{name}' cannot be compiled against this version: {e['msg']}" for e in exc.errors
         ]
+        entry["summary"] = []
         entry["changed"] = True
         return entry
     entry["input_sha256"] = compiling.input_sha256(document)
@@ -409,6 +417,7 @@ def _scenario_report(
         entry["newly_failing"] = [
             {**f, "text": _failure_text(name, f, newly=True)} for f in draft_failures
         ]
+    entry["summary"] = _scenario_summary(name, entry, len(after))
     entry["changed"] = bool(
         entry["flips"]
         or entry["admitted_changes"]
@@ -417,6 +426,46 @@ def _scenario_report(
         or entry["problems"]
     )
     return entry
+
+
+def _variants(perturbations: Sequence[str], total: int) -> str:
+    """'in the base case and under 9 of its 12 variations' and the like."""
+    base = BASE in perturbations
+    variants = [p for p in perturbations if p != BASE]
+    parts = []
+    if base:
+        parts.append("in the scenario as written")
+    if variants:
+        of = f"{len(variants)} of its {total - 1} variations" if total > 1 else "its variations"
+        parts.append(f"under {of} ({', '.join(variants)})")
+    return " and ".join(parts)
+
+
+def _scenario_summary(name: str, entry: Mapping[str, Any], total: int) -> list[str]:
+    """The scenario's changes grouped, one sentence per kind of change, for people who do
+    not need every compile listed."""
+    grouped: dict[tuple[str, str, str], list[str]] = {}
+    for flip in entry["flips"]:
+        key = (flip["proposition"], flip["before"], flip["after"])
+        grouped.setdefault(key, []).append(flip["perturbation"])
+    lines = [
+        f"'{proposition}' goes from {STATE_WORDS.get(old, old)} to "
+        f"{STATE_WORDS.get(new, new)} {_variants(where, total)}."
+        for (proposition, old, new), where in grouped.items()
+    ]
+    moved: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for change in entry["admitted_changes"]:
+        moved.setdefault((tuple(change["added"]), tuple(change["removed"])), []).append(
+            change["perturbation"]
+        )
+    for (added, removed), where in moved.items():
+        parts = []
+        if added:
+            parts.append(f"admits {_names(added)}")
+        if removed:
+            parts.append(f"no longer admits {_names(removed)}")
+        lines.append(f"The compiler {' and '.join(parts)} {_variants(where, total)}.")
+    return lines
 
 
 # --------------------------------------------------------------------------- the report

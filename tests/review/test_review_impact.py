@@ -130,6 +130,15 @@ def test_the_report_shows_flips_failures_and_admitted_changes(second_draft):
     )
     admitted = next(c for c in maya["admitted_changes"] if c["perturbation"] == "base")
     assert admitted["added"] == ["rm-note-N7"]
+    assert (
+        "'Atlas: Maya's annual review' no longer meets its expectation of exactly which items "
+        "are admitted ('rm-note-N7' would be admitted too)." in failing
+    )
+    # The same change across the suite, said once.
+    assert maya["summary"][0].startswith(
+        "'waiver_valid' goes from unknown (no admissible evidence) to supported in the "
+        "scenario as written and under 9 of its 12 variations (shift_days(-1), "
+    )
     # Scenarios the change does not touch say so.
     unrelated = next(
         s
