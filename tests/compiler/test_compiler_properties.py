@@ -178,6 +178,9 @@ def documents(draw, planning_only: bool = False):
         if any(c.get("group_required") for c in members):
             for c in members:
                 c["requirement"] = members[0]["requirement"]
+    if cands and draw(st.integers(0, 5)) == 0:
+        request["named"] = draw(st.lists(st.sampled_from([c["id"] for c in cands]),
+                                         min_size=1, max_size=2, unique=True))
     if planning_only:
         request.pop("delegation", None)
         for c in cands:
@@ -308,6 +311,10 @@ def test_invariants_1_to_5_on_every_compile(doc):
     if out.result == "refused":
         assert out.packet == () and out.refusal is not None
         assert out.refusal.reason != "invariant_violated", out.refusal
+        if out.refusal.reason == "named_not_admissible":
+            named = doc["request"]["named"]
+            assert any(n not in u or by_id[n].get("depends_on") or by_id[n].get("group")
+                       for n in named)
         return
 
     # 1. Admitted ⊆ U (deny dominates: a denied candidate is never in U)
@@ -326,6 +333,9 @@ def test_invariants_1_to_5_on_every_compile(doc):
         assert admission_reason == (r["id"] not in u), r
         if r["reason"] == "not_authorised" and r["detail"] == "denied":
             assert not authorised(doc, by_id[r["id"]])
+
+    # named items pass admission and enter (as mandatory), or the compile is refused
+    assert set(doc["request"].get("named", [])) <= set(out.packet_ids)
 
     # 2. tokens_used ≤ budget, and it is what the packet costs
     assert out.tokens_used <= budget
@@ -445,9 +455,9 @@ def test_invariant_6_candidate_order_never_changes_a_byte(doc, rng: random.Rando
 
 
 def budget_ladder(doc) -> list[int]:
-    """Budgets from 0 to a little beyond the whole pool's cost, at most ~30 rungs."""
+    """Budgets from 0 to a little beyond the whole pool's cost, at most ~20 rungs."""
     total = sum(c["tokens"] + sum(f["tokens"] for f in c["forms"]) for c in doc["candidates"])
-    step = max(5, total // 30)
+    step = max(5, total // 20)
     return list(range(0, total + 2 * step, step))
 
 
