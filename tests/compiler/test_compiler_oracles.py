@@ -297,3 +297,13 @@ def test_plan_id_and_contract_hash_follow_what_they_attest():
     smaller = atlas()
     smaller["request"]["token_budget"] = 300
     assert compile_doc(smaller).plan_id != base.plan_id
+
+
+def test_a_validated_input_copied_with_reordered_candidates_compiles_identically():
+    """Variants (perturbations, the workbench) copy a validated input rather than re-parse it."""
+    from compiler import compile_input
+
+    validated = load_input(atlas())
+    reordered = validated.model_copy(
+        update={"candidates": tuple(reversed(validated.candidates))})
+    assert canonical(compile_input(reordered)) == canonical(compile_input(validated))
