@@ -188,6 +188,38 @@ def test_the_compiler_cli_verifies_an_exported_bundle(published, tmp_path):
     assert published.sha256 in done.stdout
 
 
+def test_a_service_compiles_the_published_scenarios_against_the_bundle(published, tmp_path):
+    """What a retrieval service does without Django: verify, then compile each scenario the
+    bundle carries and find the expectations the workbench published."""
+    path = tmp_path / "bundle.json"
+    export(published.decision_type.key, 1, path)
+    call_command("export_public_keys", str(tmp_path / "keys"), stdout=io.StringIO())
+    # Two scenarios (a subprocess each): the seed's case and the contaminated pool.
+    wanted = {"Atlas: Maya's annual review", "Atlas: a contaminated pool"}
+    for scenario in published.document["scenarios"]:
+        if scenario["name"] not in wanted:
+            continue
+        request = tmp_path / "input.json"
+        request.write_text(
+            json.dumps(
+                {
+                    "request": scenario["request"],
+                    "directory": scenario["corpus"]["directory"],
+                    "candidates": scenario["corpus"]["candidates"],
+                }
+            )
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "compiler", "compile", "--bundle", str(path),
+             "--public-key", str(tmp_path / "keys"), str(request)],
+            capture_output=True, text=True, cwd=ROOT, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (scenario["name"], done.stderr)
+        output = json.loads(done.stdout)
+        states = {slot["proposition"]: slot["state"] for slot in output["slots"]}
+        assert states | scenario["expected"]["slots"] == states, scenario["name"]
+
+
 # --------------------------------------------------------------------------- import
 
 
