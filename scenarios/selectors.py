@@ -78,7 +78,7 @@ def run_for_user(*, user: User, key: str, pk: int) -> SuiteRun:
     decision_type = decision_type_for_user(user=user, key=key)
     try:
         return decision_type.suite_runs.select_related(
-            "decision_type", "version", "scenario", "created_by"
+            "decision_type", "version__decision_type", "scenario", "created_by"
         ).get(pk=pk)
     except SuiteRun.DoesNotExist:
         raise Http404("No such run.") from None
