@@ -79,13 +79,15 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def suite(request: HttpRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    runs = list(selectors.runs(decision_type=decision_type))
     context = {
         "decision_type": decision_type,
         "corpora": selectors.corpora(decision_type=decision_type).annotate(
             size=Count("candidates", distinct=True), used_by=Count("scenarios", distinct=True)
         ),
         "scenarios": selectors.scenarios(decision_type=decision_type),
-        "runs": selectors.runs(decision_type=decision_type),
+        "runs": runs,
+        "any_active": any(run.is_active for run in runs),
         "run_form": forms.RunForm(decision_type=decision_type),
         "can_edit": services.can_edit(request.user, decision_type),
         "can_run": services.can_run(request.user, decision_type),

@@ -222,6 +222,9 @@ def test_run_from_the_page_then_matrix_diff_packet_and_coverage(as_owner, draft,
 def test_progress_polls_while_active_and_refreshes_when_done(as_owner, finished_run):
     from scenarios.models import SuiteRun
 
+    runs = as_owner.get(url("suite", key=KEY), headers=HTMX).content.decode()
+    assert 'id="runs"' in runs and "<html" not in runs and "every 2s" not in runs
+
     detail = url("run_detail", key=KEY, pk=finished_run.pk)
     response = as_owner.get(detail + "?partial=progress", headers=HTMX)
     assert response["HX-Refresh"] == "true"
@@ -230,6 +233,8 @@ def test_progress_polls_while_active_and_refreshes_when_done(as_owner, finished_
     page = response.content.decode()
     assert 'hx-trigger="every 1s"' in page and "0 of 1 scenarios" in page and "<html" not in page
     assert 'role="progressbar"' in as_owner.get(detail).content.decode()
+    runs = as_owner.get(url("suite", key=KEY), headers=HTMX).content.decode()
+    assert 'hx-trigger="every 2s"' in runs and "0%" in runs
 
 
 @pytest.mark.parametrize(
