@@ -66,6 +66,12 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "superseded_by"),
                 f"superseded_by names '{replaced_by}', which is not among the candidates",
             )
+        elif isinstance(replaced_by, str) and _supersession_loops(item, candidates, first_index):
+            yield (
+                ("candidates", index, "superseded_by"),
+                f"superseded_by '{replaced_by}' leads back to '{item.get('id')}': "
+                "a candidate cannot (even indirectly) supersede itself",
+            )
         group = item.get("group")
         if isinstance(group, str):
             requirement = item.get("requirement", DEFAULT_REQUIREMENT)
@@ -84,6 +90,23 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
             )
 
 
+def _supersession_loops(
+    item: Mapping[str, Any],
+    candidates: list[Any] | tuple[Any, ...],
+    first_index: Mapping[str, int],
+) -> bool:
+    start = item.get("id")
+    seen: set[str] = set()
+    current: Any = item.get("superseded_by")
+    while isinstance(current, str) and current in first_index and current not in seen:
+        if current == start:
+            return True
+        seen.add(current)
+        successor = candidates[first_index[current]]
+        current = successor.get("superseded_by") if isinstance(successor, Mapping) else None
+    return False
+
+
 def _policy_problems(document: Mapping[str, Any]) -> Iterator[Problem]:
     request = document.get("request")
     contract = document.get("contract")
@@ -98,13 +121,22 @@ def _policy_problems(document: Mapping[str, Any]) -> Iterator[Problem]:
         policy.get("name", DEFAULT_POLICY_NAME),
         policy.get("version", DEFAULT_POLICY_VERSION),
     )
-    wanted = (expected.get("name"), expected.get("version"))
+    wanted = (expected.get("name"), _as_int(expected.get("version")))
+    actual = (actual[0], _as_int(actual[1]))
     if wanted != actual:
         yield (
             ("request", "expected_policy"),
             f"the request expects policy {wanted[0]!r} version {wanted[1]!r}, "
             f"but the contract carries {actual[0]!r} version {actual[1]!r}",
         )
+
+
+def _as_int(value: Any) -> Any:
+    """Versions compare as the integers validation makes of them ("1" and 1 are one version)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return value
 
 
 def _strings(value: Any) -> list[str]:

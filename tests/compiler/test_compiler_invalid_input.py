@@ -172,3 +172,31 @@ def test_model_validate_reports_field_and_cross_reference_problems_together():
     found = {tuple(e["loc"]) for e in caught.value.errors()}
     assert {("candidates", 0, "tokens"), ("candidates", 1, "id"),
             ("candidates", 1, "depends_on", 0)} <= found
+
+
+def test_a_supersession_loop_is_invalid_input():
+    from evidence_factories import candidate, document
+
+    doc = document(
+        candidate("a", superseded_by="b"),
+        candidate("b", superseded_by="a"),
+        candidate("c", superseded_by="c"),
+    )
+    with pytest.raises(InvalidInput) as caught:
+        load_input(doc)
+    located = {tuple(e["loc"]): e["msg"] for e in caught.value.errors}
+    assert set(located) == {
+        ("candidates", 0, "superseded_by"),
+        ("candidates", 1, "superseded_by"),
+        ("candidates", 2, "superseded_by"),
+    }
+    assert "supersede itself" in located[("candidates", 2, "superseded_by")]
+
+
+def test_expected_policy_version_compares_as_a_number():
+    from evidence_factories import candidate, document, request
+
+    doc = document(
+        candidate("a"), req=request(expected_policy={"name": "default", "version": "1"})
+    )
+    assert load_input(doc).request.expected_policy.version == 1

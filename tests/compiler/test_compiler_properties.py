@@ -136,8 +136,10 @@ def candidate_docs(draw, index: int, n: int, request: dict, props: list[dict]):
     # context often needs other items (a glossary, a tool's evidence), evidence less often
     if others and draw(st.integers(0, 1 if not supports + contradicts else 4)) == 0:
         cand["depends_on"] = draw(st.lists(st.sampled_from(others), max_size=2, unique=True))
-    if others and draw(st.integers(0, 8)) == 0:
-        cand["superseded_by"] = draw(st.sampled_from(others))
+    # A successor is always a later candidate, so supersession never loops (that is invalid).
+    later = [other for other in others if other > cid]
+    if later and draw(st.integers(0, 8)) == 0:
+        cand["superseded_by"] = draw(st.sampled_from(later))
     if draw(st.integers(0, 6)) == 0:
         cand["group"] = draw(st.sampled_from(["g1", "g2"]))
         cand["group_required"] = draw(st.integers(0, 3)) == 0
