@@ -181,8 +181,8 @@ def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
 class Compiled:
     """One compile of a sweep: what went in, what came out, how long it took.
 
-    A sweep made with `keep_models=False` keeps a variant's output only as its JSON text and
-    not its input (`document` and `output` are None); the base always keeps both.
+    A sweep made with `keep_models=False` keeps a variant's output only as its JSON text
+    (`output_json`) and not its input (`document` and `output` are None); the base keeps both.
     """
 
     perturbation: dict[str, Any] | None  # Perturbation.to_json(); None for the base
@@ -215,11 +215,12 @@ def sweep_scenario(
 ) -> Sweep:
     """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed.
 
-    Every compile's `result`, `plan_id` and `output_json` (the compiler's own serialisation)
-    are filled in. With `keep_models=False` a variant's input and output models are let go as
-    soon as the sweep has compared them with the base: a run that stores the JSON anyway
-    would otherwise hold a scenario's worth of models alive, and the garbage collector walks
-    them again and again (about a tenth of a run's time, see bench/sweep.py).
+    Every compile's `result` and `plan_id` are filled in. With `keep_models=False` each
+    output is serialised at once (`output_json`, the compiler's own serialisation) and a
+    variant's input and output models are let go as soon as the sweep has compared them with
+    the base: a run that stores the JSON anyway would otherwise hold a scenario's worth of
+    models alive, and the garbage collector walks them again and again (about a tenth of a
+    run's time, see bench/sweep.py). With the default, `output_json` stays empty.
     """
     seen: list[tuple[CompileInput | None, CompileOutput | None, float, str, str, str]] = []
 
@@ -235,7 +236,7 @@ def sweep_scenario(
                 elapsed,
                 str(output.result),
                 output.plan_id or "",
-                output.model_dump_json(by_alias=True),
+                "" if keep_models else output.model_dump_json(by_alias=True),
             )
         )
         return output
