@@ -21,6 +21,8 @@ an edit of a scenario or a corpus, and the report must describe the suite as it 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -253,16 +255,47 @@ class _Outcome:
     admitted: frozenset[str]
 
 
-def _sweep(request: Mapping[str, Any], contract: Contract, corpus: Any, weak: Sequence[str]):
+# Compiles are pure functions of their input, so a sweep is memoised per process under a key
+# naming everything it depends on: the compiler version, the contract's hash, the request, the
+# corpus's content and the weak classes. A reviewer opening the report and then approving it
+# (which recomputes it) pays for the compiles once. Bounded, first in first out.
+_SWEEPS: OrderedDict[str, tuple[Any, Any, dict[str, _Outcome]]] = OrderedDict()
+_SWEEPS_LOCK = threading.Lock()
+SWEEP_CACHE_SIZE = 5000
+
+
+def _sweep_key(request: Mapping[str, Any], contract_sha: str, corpus_sha: str, weak: Any) -> str:
+    return sha256_hex([COMPILER_VERSION, contract_sha, dict(request), corpus_sha, list(weak)])
+
+
+def _sweep(
+    request: Mapping[str, Any],
+    contract: Contract,
+    corpus: Any,
+    weak: Sequence[str],
+    *,
+    key: str | None = None,
+):
     from scenarios import compiling
 
+    if key is not None:
+        with _SWEEPS_LOCK:
+            cached = _SWEEPS.get(key)
+        if cached is not None:
+            return cached
     document = compiling.scenario_input(request, contract, corpus)
     swept = compiling.sweep_scenario(document, weak)
     outcomes = {
         (c.name or BASE): _Outcome(c.slot_states, frozenset(admitted_in(c.output)))
         for c in swept.compiles
     }
-    return document, swept.base, outcomes
+    result = (document, swept.base, outcomes)
+    if key is not None:
+        with _SWEEPS_LOCK:
+            _SWEEPS[key] = result
+            while len(_SWEEPS) > SWEEP_CACHE_SIZE:
+                _SWEEPS.popitem(last=False)
+    return result
 
 
 def _failures(scenario: Any, base: Any) -> list[dict[str, Any]]:
@@ -310,7 +343,10 @@ def _scenario_report(
     published: Contract | None,
     corpus: Any,
     weak: Sequence[str],
+    *,
+    hashes: Mapping[str, str],
 ) -> dict[str, Any]:
+    """`hashes`: the draft's and the published contract's sha256 and the corpus's."""
     from scenarios import compiling
 
     name = scenario.name
@@ -327,7 +363,13 @@ def _scenario_report(
         "problems": [],
     }
     try:
-        document, draft_base, after = _sweep(request, draft, corpus, weak)
+        document, draft_base, after = _sweep(
+            request,
+            draft,
+            corpus,
+            weak,
+            key=_sweep_key(request, hashes["draft"], hashes["corpus"], weak),
+        )
     except InvalidInput as exc:
         entry["problems"] = [
             f"'{name}' cannot be compiled against this version: {e['msg']}" for e in exc.errors
@@ -342,7 +384,13 @@ def _scenario_report(
     published_failures: list[dict[str, Any]] = []
     if published is not None:
         try:
-            _, published_base, before = _sweep(request, published, corpus, weak)
+            _, published_base, before = _sweep(
+                request,
+                published,
+                corpus,
+                weak,
+                key=_sweep_key(request, hashes["published"], hashes["corpus"], weak),
+            )
             published_failures = _failures(scenario, published_base)
         except InvalidInput:
             before = {}
@@ -513,9 +561,23 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     for corpus_id, data in candidates.values_list("corpus_id", "data"):
         rows[corpus_id].append(data)
     corpora = {pk: compiling.CorpusModels.build(directories[pk], rows[pk]) for pk in corpus_ids}
+    corpus_hashes = {pk: sha256_hex([directories[pk], rows[pk]]) for pk in corpus_ids}
     weak = weak_classes()
-
-    entries = [_scenario_report(s, draft, published, corpora[s.corpus_id], weak) for s in scenarios]
+    contract_hashes = {
+        "draft": _hash(draft_json),
+        "published": _hash(published_json) if published_json is not None else "",
+    }
+    entries = [
+        _scenario_report(
+            s,
+            draft,
+            published,
+            corpora[s.corpus_id],
+            weak,
+            hashes={**contract_hashes, "corpus": corpus_hashes[s.corpus_id]},
+        )
+        for s in scenarios
+    ]
     summary = {
         "contract_changes": len(changes) if published is not None else 0,
         "scenarios": len(entries),
