@@ -1,0 +1,65 @@
+"""scenarios.compiling: corpus validation, sweeps that keep or let go of models, hashes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler import load_input
+from scenarios import compiling
+
+ATLAS = json.loads((Path(__file__).parents[2] / "examples" / "atlas.json").read_text())
+
+
+def test_a_whole_compile_input_imports_as_a_corpus():
+    valid = compiling.validate_corpus(ATLAS)
+    assert [c["id"] for c in valid.candidates] == [c["id"] for c in ATLAS["candidates"]]
+    assert valid.directory["entities"] == ATLAS["directory"]["entities"]
+
+
+@pytest.mark.parametrize(
+    "document, located",
+    [
+        ([], [(None, "(whole item)")]),
+        ({"candidates": {}}, [(None, "candidates")]),
+        ({"candidates": [], "extra": 1}, [(None, "extra")]),
+        ({"candidates": [], "directory": {"entities": 3}}, [(None, "directory.entities")]),
+        (
+            {"candidates": [{**ATLAS["candidates"][0], "depends_on": ["ghost"]}]},
+            [(0, "depends_on.0")],
+        ),
+    ],
+)
+def test_corpus_problems_are_located(document, located):
+    with pytest.raises(compiling.CorpusInvalid) as caught:
+        compiling.validate_corpus(document)
+    assert [(p.index, p.field) for p in caught.value.problems] == located
+
+
+def test_a_sweep_that_lets_go_of_models_keeps_the_same_results():
+    document = load_input(ATLAS)
+    kept = compiling.sweep_scenario(document, ["case_note"])
+    light = compiling.sweep_scenario(document, ["case_note"], keep_models=False)
+    assert kept.base.output_json == "" and light.base.output is not None
+    assert [v.name for v in kept.variants] == [v.name for v in light.variants]
+    for full, lean in zip(kept.variants, light.variants, strict=True):
+        assert lean.document is None and lean.output is None
+        assert json.loads(lean.output_json) == full.output.to_json()
+        assert (lean.result, lean.plan_id, lean.flips) == (
+            str(full.output.result),
+            full.output.plan_id or "",
+            full.flips,
+        )
+
+
+def test_variant_hashes_name_their_inputs():
+    base = compiling.input_sha256(load_input(ATLAS))
+    day = {"operator": "shift_days", "args": {"days": 1}}
+    assert compiling.variant_sha256(base, day) == compiling.variant_sha256(base, dict(day))
+    assert compiling.variant_sha256(base, day) != compiling.variant_sha256(
+        base, {"operator": "shift_days", "args": {"days": -1}}
+    )
+    other = compiling.input_sha256(load_input({**ATLAS, "candidates": ATLAS["candidates"][:2]}))
+    assert compiling.variant_sha256(base, day) != compiling.variant_sha256(other, day)
