@@ -109,3 +109,24 @@ def test_load_demo_publishes_atlas_v1_and_drafts_v2_idempotently():
         SigningKey.objects.count(),
         ContractVersion.objects.count(),
     ) == before
+
+
+def test_review_version_walks_the_flow_from_the_command_line(suite, draft, owner, reviewer, keys):
+    key = draft.decision_type.key
+
+    def run(action, user, *extra):
+        out = io.StringIO()
+        call_command("review_version", key, action, "--version", "1", "--user", user, *extra,
+                     stdout=out)  # fmt: skip
+        return out.getvalue()
+
+    assert run("submit", "olivia").endswith("version 1 is in review\n")
+    with pytest.raises(CommandError, match="olivia: You are not allowed"):
+        run("approve", "olivia")
+    out = run("approve", "rafael", "--comment", "ok")
+    assert "would be the first published contract" in out and "report sha256 " in out
+    assert out.endswith("version 1 is approved\n")
+    with pytest.raises(CommandError, match="not allowed"):
+        run("publish", "rafael")
+    out = run("publish", "olivia")
+    assert Bundle.objects.get().sha256 in out and out.endswith("version 1 is published\n")

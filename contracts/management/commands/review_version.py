@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from contracts import review, services
+from contracts.documents import ContractInvalid
+from contracts.models import ContractVersion
+
+ACTIONS = ("submit", "approve", "request-changes", "publish", "retire", "withdraw", "report")
+
+
+class Command(BaseCommand):
+    help = (
+        "Move a contract version through review from the command line, as USER, with the same "
+        "actions the browser uses. `approve` prints the impact report and approves exactly it; "
+        "`report` only prints it."
+    )
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        # `--version N` names the contract version (Django's own `--version` gives way).
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("decision_type")
+        parser.add_argument("action", choices=ACTIONS)
+        parser.add_argument("--version", type=int, dest="number", required=True)
+        parser.add_argument("--user", required=True, help="Who acts (their permissions apply).")
+        parser.add_argument("--comment", default="", help="For approve, request-changes, retire.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        actor = get_user_model().objects.filter(username=options["user"]).first()
+        if actor is None:
+            raise CommandError(f"There is nobody called '{options['user']}'.")
+        version = (
+            ContractVersion.objects.select_related("decision_type")
+            .filter(decision_type__key=options["decision_type"], number=options["number"])
+            .first()
+        )
+        if version is None:
+            raise CommandError(f"'{options['decision_type']}' has no version {options['number']}.")
+        action, comment = options["action"], options["comment"]
+        try:
+            if action in ("report", "approve"):
+                report = review.report_for(version)
+                for line in report.headline:
+                    self.stdout.write(line + "\n")
+                for change in report.contract_changes:
+                    self.stdout.write(f"  - {change['text']}\n")
+                self.stdout.write(f"report sha256 {report.sha256}\n")
+                if action == "approve":
+                    review.version_approve(
+                        actor=actor, version=version, report_sha256=report.sha256, comment=comment
+                    )
+            elif action == "submit":
+                review.version_submit(
+                    actor=actor, version=version, expected_lock_version=version.lock_version
+                )
+            elif action == "request-changes":
+                review.version_request_changes(actor=actor, version=version, comment=comment)
+            elif action == "publish":
+                bundle = review.version_publish(actor=actor, version=version)
+                self.stdout.write(f"bundle sha256 {bundle.sha256}\n")
+            elif action == "retire":
+                review.version_retire(actor=actor, version=version, reason=comment)
+            elif action == "withdraw":
+                review.version_withdraw(actor=actor, version=version)
+        except (ValidationError, services.EditConflict, ContractInvalid) as exc:
+            messages = getattr(exc, "messages", None) or [str(exc)]
+            raise CommandError(" ".join(messages)) from None
+        except PermissionDenied as exc:
+            raise CommandError(f"{actor.get_username()}: {exc}") from None
+        version.refresh_from_db()
+        self.stdout.write(
+            f"{version.decision_type.key} version {version.number} is "
+            f"{version.get_status_display().lower()}\n"
+        )
