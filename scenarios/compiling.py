@@ -210,6 +210,11 @@ class Sweep:
         return [self.base, *self.variants]
 
 
+def _serialise(output: CompileOutput) -> str:
+    """`output.model_dump_json(by_alias=True)`, straight from the model's serializer."""
+    return output.__pydantic_serializer__.to_json(output, by_alias=True).decode()
+
+
 def sweep_scenario(
     document: CompileInput, weak_classes: Sequence[str] = (), *, keep_models: bool = True
 ) -> Sweep:
@@ -236,7 +241,7 @@ def sweep_scenario(
                 elapsed,
                 str(output.result),
                 output.plan_id or "",
-                "" if keep_models else output.model_dump_json(by_alias=True),
+                "" if keep_models else _serialise(output),
             )
         )
         return output

@@ -189,7 +189,10 @@ class SuiteRun(models.Model):
 class ScenarioResult(models.Model):
     """One compile of a run: a scenario's base (perturbation "") or one of its variants."""
 
-    run = models.ForeignKey(SuiteRun, on_delete=models.CASCADE, related_name="results")
+    # No index of its own: the (run, position) unique constraint's index serves every lookup.
+    run = models.ForeignKey(
+        SuiteRun, on_delete=models.CASCADE, related_name="results", db_index=False
+    )
     scenario = models.ForeignKey(
         Scenario, on_delete=models.SET_NULL, null=True, related_name="results"
     )

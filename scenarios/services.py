@@ -576,18 +576,28 @@ class _ResultWriter:
             ", ".join(["%s"] * len(fields)),
         )
         self.columns = [(f.attname, f.get_internal_type() == "JSONField") for f in fields]
+        self.adapt_json = connection.ops.adapt_json_value
+        # Defaults prepared once: most rows leave several columns at their default.
+        self.defaults = {
+            name: self._prepare(ROW_DEFAULTS[name], is_json)
+            for name, is_json in self.columns
+            if name in ROW_DEFAULTS
+        }
         self.pending: list[tuple[Any, ...]] = []
 
+    def _prepare(self, value: Any, is_json: bool) -> Any:
+        # None stays SQL NULL, as the ORM stores it.
+        return self.adapt_json(value, None) if is_json and value is not None else value
+
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
-        adapt_json = connection.ops.adapt_json_value
+        prepare, defaults = self._prepare, self.defaults
         for row in rows:
-            values = []
-            for name, is_json in self.columns:
-                value = row[name] if name in row else ROW_DEFAULTS[name]
-                if is_json and value is not None:  # None stays SQL NULL, as the ORM stores it
-                    value = adapt_json(value, None)
-                values.append(value)
-            self.pending.append(tuple(values))
+            self.pending.append(
+                tuple(
+                    prepare(row[name], is_json) if name in row else defaults[name]
+                    for name, is_json in self.columns
+                )
+            )
 
     def flush(self) -> None:
         with connection.cursor() as cursor:
