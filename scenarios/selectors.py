@@ -47,7 +47,10 @@ def decision_types_with_counts(*, user: User) -> QuerySet[DecisionType]:
 
 
 def corpora(*, decision_type: DecisionType) -> QuerySet[Corpus]:
-    return decision_type.corpora.order_by("name")
+    """The type's corpora with their sizes (`size`) and how many scenarios use them."""
+    return decision_type.corpora.order_by("name").annotate(
+        size=Count("candidates", distinct=True), used_by=Count("scenarios", distinct=True)
+    )
 
 
 def corpus_for_user(*, user: User, key: str, pk: int) -> Corpus:

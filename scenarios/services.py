@@ -10,6 +10,7 @@ version). Problems a person can fix are raised as `ValidationError` with the mes
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -699,8 +700,6 @@ def _scenario_rows(
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True)
 
 

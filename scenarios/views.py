@@ -14,7 +14,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -82,9 +81,7 @@ def suite(request: HttpRequest, key: str) -> HttpResponse:
     runs = list(selectors.runs(decision_type=decision_type))
     context = {
         "decision_type": decision_type,
-        "corpora": selectors.corpora(decision_type=decision_type).annotate(
-            size=Count("candidates", distinct=True), used_by=Count("scenarios", distinct=True)
-        ),
+        "corpora": selectors.corpora(decision_type=decision_type),
         "scenarios": selectors.scenarios(decision_type=decision_type),
         "runs": runs,
         "any_active": any(run.is_active for run in runs),
