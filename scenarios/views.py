@@ -295,13 +295,12 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
         expectations=preview.expectations,
         version=preview.version,
     )
-    messages.success(
-        request, EXPECTATIONS_TAKEN.format(name=scenario.name, number=preview.version.number)
-    )
+    taken = EXPECTATIONS_TAKEN.format(name=scenario.name, number=preview.version.number)
     if request.htmx:
         scenario.refresh_from_db()
-        context = _scenario_context(request, scenario, number)
+        context = _scenario_context(request, scenario, number) | {"notice": taken}
         return render(request, "scenarios/scenario.html#result", context)
+    messages.success(request, taken)
     url = reverse("scenarios:scenario_detail", kwargs={"key": key, "pk": pk})
     return redirect(f"{url}?version={preview.version.number}")
 

@@ -177,9 +177,14 @@ def test_scenario_page_shows_the_packet_and_what_taking_it_would_change(
     )
     assert response.status_code == 409 and views.EXPECTATIONS_MOVED in response.content.decode()
     response = as_owner.post(
-        url("scenario_take_expected", key=KEY, pk=scenario.pk), {"version": 1, "token": token}
+        url("scenario_take_expected", key=KEY, pk=scenario.pk),
+        {"version": 1, "token": token},
+        headers=HTMX,
     )
-    assert response.status_code == 302
+    page = response.content.decode()
+    assert response.status_code == 200 and "<html" not in page
+    assert escape(views.EXPECTATIONS_TAKEN.format(name="hopeful", number=1)) in page
+    assert "This result meets every expectation" in page
     scenario.refresh_from_db()
     assert scenario.expected_slots["waiver_valid"] == "unknown"
 
