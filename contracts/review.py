@@ -102,7 +102,6 @@ WRONG_PARENT = (
     "The bundle follows the bundle {parent}, but this workbench's latest published bundle of "
     "'{key}' is {current}; import the bundles in the order they were published."
 )
-BUNDLE_EXISTS = "This bundle is already here (version {number} of '{key}')."
 NO_BUNDLE = "Version {number} has no bundle: it was never published."
 
 
