@@ -193,3 +193,18 @@ def test_an_edited_version_in_review_shows_its_voided_approval(approved, owner):
     page = signed_in(owner).get(url(approved, "version_review")).content.decode()
     assert "voided: version edited" in page
     assert ContractVersion.objects.get(pk=approved.pk).status == "draft"
+
+
+def test_the_impact_page_of_an_invalid_draft_lists_its_problems(suite, draft, viewer):
+    draft.propositions.filter(key="review_open").update(accepted_classes=["x", "x"])
+    response = signed_in(viewer).get(url(draft, "version_impact"))
+    assert response.status_code == 422
+    assert "not a valid contract yet" in response.content.decode()
+
+
+def test_the_impact_report_partial_for_htmx(submitted, viewer):
+    response = signed_in(viewer).get(url(submitted, "version_impact"), headers=HTMX)
+    page = response.content.decode()
+    assert page.lstrip().startswith('<section id="report"')
+    assert 'id="approve"' not in page
+    assert review.report_for(submitted).sha256 in page
