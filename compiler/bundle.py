@@ -50,7 +50,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .canonical import canonical_bytes, sha256_hex
-from .codes import SlotState
 from .errors import InvalidInput
 from .keys import KeyLoadError, key_id, load_private_key, load_public_key, load_public_keys
 from .loading import load_input
@@ -194,8 +193,13 @@ class ScenarioCorpus(_Loose):
     candidates: tuple[dict[str, Any], ...]
 
 
+# A scenario may expect its compile to be refused; every slot then reads "refused", as in
+# `compiler.perturb.slot_states`.
+ExpectedState = Literal["supported", "contradicted", "unknown", "refused"]
+
+
 class ScenarioExpectation(_Loose):
-    slots: dict[str, SlotState]
+    slots: dict[str, ExpectedState]
     admitted: tuple[str, ...] | None = None
     rejected: tuple[str, ...] | None = None
 

@@ -526,19 +526,12 @@ def bundle_body(
 
 def _expected(scenario: Any, propositions: set[str]) -> dict[str, Any]:
     """A scenario's expectations in the bundle's shape. Only the contract's propositions can
-    be expected of it (a scenario may still name one the version dropped). The bundle format
-    has no `refused` slot state, so a scenario that expects a refusal lists those slots under
-    `expected.refused` instead (scenario content is open to extra fields; docs/review.md)."""
-    slots = {k: v for k, v in scenario.expected_slots.items() if k in propositions}
-    expected: dict[str, Any] = {
-        "slots": {k: v for k, v in slots.items() if v != "refused"},
+    be expected of it (a scenario may still name one the version dropped)."""
+    return {
+        "slots": {k: v for k, v in scenario.expected_slots.items() if k in propositions},
         "admitted": scenario.expected_admitted,
         "rejected": scenario.expected_rejected,
     }
-    refused = sorted(k for k, v in slots.items() if v == "refused")
-    if refused:
-        expected["refused"] = refused
-    return expected
 
 
 def bundle_bytes(version: ContractVersion) -> bytes:
