@@ -11,7 +11,7 @@ from compiler.codes import OrderRole, Requirement
 
 from .compiling import NOT_JSON
 from .models import Corpus, Scenario
-from .services import SLOT_STATES
+from .services import SCENARIO_REQUEST_FIELDS, SLOT_STATES
 
 NOT_CHECKED = ""
 
@@ -205,21 +205,7 @@ class ScenarioForm(forms.Form):
 
     @classmethod
     def initial_for(cls, scenario: Scenario) -> dict[str, Any]:
-        initial: dict[str, Any] = {
-            f: getattr(scenario, f)
-            for f in (
-                "name",
-                "description",
-                "principal",
-                "roles",
-                "purpose",
-                "entity",
-                "decision_date",
-                "token_budget",
-                "delegation",
-                "named",
-            )
-        }
+        initial: dict[str, Any] = {f: getattr(scenario, f) for f in SCENARIO_REQUEST_FIELDS}
         initial["corpus"] = scenario.corpus_id
         initial["check_admitted"] = scenario.expected_admitted is not None
         initial["expected_admitted"] = scenario.expected_admitted or []
@@ -231,21 +217,7 @@ class ScenarioForm(forms.Form):
 
     def service_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
-        fields = {
-            k: data[k]
-            for k in (
-                "name",
-                "description",
-                "principal",
-                "roles",
-                "purpose",
-                "entity",
-                "decision_date",
-                "token_budget",
-                "delegation",
-                "named",
-            )
-        }
+        fields = {k: data[k] for k in SCENARIO_REQUEST_FIELDS}
         fields["expected_slots"] = {
             key: data[f"expect_{key}"] for key in self.propositions if data.get(f"expect_{key}")
         }

@@ -222,7 +222,8 @@ def _clean_scenario_fields(
     return fields
 
 
-SCENARIO_FIELDS = (
+# The fields a scenario's form edits directly: its name and the request it compiles.
+SCENARIO_REQUEST_FIELDS = (
     "name",
     "description",
     "principal",
@@ -233,6 +234,9 @@ SCENARIO_FIELDS = (
     "token_budget",
     "delegation",
     "named",
+)
+SCENARIO_FIELDS = (
+    *SCENARIO_REQUEST_FIELDS,
     "expected_slots",
     "expected_admitted",
     "expected_rejected",
