@@ -61,10 +61,10 @@ from .services import (
     STALE_EDIT,
     Actor,
     EditConflict,
-    _audit,
     _require,
     _return_to_draft,
     _void_approvals,
+    audit_record,
 )
 
 Status = ContractVersion.Status
@@ -218,7 +218,7 @@ def version_submit(
         version_lock=locked.lock_version,
         contract_sha256=locked.sha256,
     )
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.SUBMITTED,
         summary=f"Submitted version {locked.number} for review",
@@ -280,7 +280,7 @@ def version_approve(
     before = locked.status
     locked.status = Status.APPROVED
     locked.save(update_fields=["status", "updated_at"])
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.APPROVED,
         summary=f"Approved version {locked.number}" + (f": {comment}" if comment else ""),
@@ -316,7 +316,7 @@ def version_request_changes(
     before = locked.status
     locked.status = Status.CHANGES_REQUESTED
     locked.save(update_fields=["status", "updated_at"])
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.CHANGES_REQUESTED,
         summary=f"Requested changes to version {locked.number}: {comment}",
@@ -388,7 +388,7 @@ def version_publish(
     if previous is not None:
         previous.status = Status.SUPERSEDED
         previous.save(update_fields=["status", "updated_at"])
-        _audit(
+        audit_record(
             actor=actor,
             action=AuditAction.SUPERSEDED,
             summary=f"Version {previous.number} superseded by version {locked.number}",
@@ -406,7 +406,7 @@ def version_publish(
         publisher=actor,
     )
     _close_review(locked, actor=actor, outcome=Review.Outcome.PUBLISHED)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.PUBLISHED,
         summary=f"Published version {locked.number} (bundle {bundle.sha256[:12]}…, approved "
@@ -445,7 +445,7 @@ def version_retire(
         _close_review(locked, actor=actor, outcome=Review.Outcome.RETIRED)
     locked.status = Status.RETIRED
     locked.save(update_fields=["status", "updated_at"])
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.RETIRED,
         summary=f"Retired version {locked.number}" + (f": {reason}" if reason else ""),
@@ -655,7 +655,7 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
         publisher=people[manifest.publisher],
         imported=True,
     )
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.BUNDLE_IMPORTED,
         summary=f"Imported the signed bundle of version {number} ({verified.sha256[:12]}…)",

@@ -87,7 +87,7 @@ def _require(actor: Actor, perm: str, obj: Any = None) -> None:
         raise PermissionDenied(NOT_ALLOWED)
 
 
-def _audit(
+def audit_record(
     *,
     actor: Actor | None,
     action: AuditAction,
@@ -162,7 +162,7 @@ def _return_to_draft(*, actor: Actor, version: ContractVersion, reason: str) -> 
     )
     version.status = ContractVersion.Status.DRAFT
     version.save(update_fields=["status", "updated_at"])
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.RETURNED_TO_DRAFT,
         summary=f"Version {version.number} returned to draft ({reason})"
@@ -267,7 +267,7 @@ def source_class_create(
     if SourceClass.objects.filter(key=key).exists():
         raise ValidationError({"key": DUPLICATE_SOURCE_CLASS})
     source_class.save()
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.SOURCE_CLASS_CREATED,
         summary=f"Created source class '{key}'",
@@ -299,7 +299,7 @@ def source_class_update(
     _full_clean(current)
     current.lock_version += 1
     current.save()
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.SOURCE_CLASS_UPDATED,
         summary=f"Updated source class '{current.key}'",
@@ -340,7 +340,7 @@ def decision_type_create(
     decision_type.save()
     for perm in roles.ROLE_PERMISSIONS[roles.Role.OWNER]:
         assign_perm(perm, actor, decision_type)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.DECISION_TYPE_CREATED,
         summary=f"Created decision type '{key}'",
@@ -352,7 +352,7 @@ def decision_type_create(
     )
     version.save()
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.VERSION_CREATED,
         summary="Started draft version 1",
@@ -378,7 +378,7 @@ def access_grant(
     _clear_roles(user, decision_type)
     for perm in roles.ROLE_PERMISSIONS[role]:
         assign_perm(perm, user, decision_type)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.ACCESS_GRANTED,
         summary=f"Made {user.get_username()} {role} of '{decision_type.key}'",
@@ -405,7 +405,7 @@ def access_revoke(
     if before == roles.Role.OWNER:
         _keep_an_owner(decision_type, leaving=user)
     _clear_roles(user, decision_type)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.ACCESS_REVOKED,
         summary=f"Removed {user.get_username()} ({before}) from '{decision_type.key}'",
@@ -468,7 +468,7 @@ def version_start_draft(*, actor: Actor, decision_type: DecisionType) -> Contrac
             for p in parent.propositions.all()
         )
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.VERSION_CREATED,
         summary=f"Started draft version {number}"
@@ -510,7 +510,7 @@ def version_update_settings(
     _bump(version)
     after = {f: getattr(version, f) for f in fields}
     changed = sorted(f for f in fields if before[f] != after[f])
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.SETTINGS_UPDATED,
         summary="Changed " + (", ".join(f.replace("_", " ") for f in changed) or "nothing"),
@@ -551,7 +551,7 @@ def proposition_add(
     proposition.save()
     _renumber(version, list(version.propositions.all()))
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.PROPOSITION_ADDED,
         summary=f"Added proposition '{key}'",
@@ -583,7 +583,7 @@ def proposition_update(
         raise ValidationError({"key": DUPLICATE_PROPOSITION})
     current.save()
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.PROPOSITION_UPDATED,
         summary=f"Updated proposition '{key}'"
@@ -605,7 +605,7 @@ def proposition_delete(
     current.delete()
     _renumber(version, list(version.propositions.all()))
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.PROPOSITION_DELETED,
         summary=f"Deleted proposition '{before['key']}'",
@@ -632,7 +632,7 @@ def proposition_move(
         ordered[index], ordered[target] = ordered[target], ordered[index]
         _renumber(version, ordered)
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=AuditAction.PROPOSITION_MOVED,
         summary=f"Moved proposition '{current.key}' {direction}",
@@ -659,7 +659,7 @@ def _set_accepted(
     proposition.accepted_classes = classes
     proposition.save(update_fields=["accepted_classes"])
     _bump(version)
-    _audit(
+    audit_record(
         actor=actor,
         action=action,
         summary=summary,

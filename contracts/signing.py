@@ -33,7 +33,7 @@ from django.utils import timezone
 from compiler.keys import generate_key_pair, key_id, load_private_key, load_public_key
 
 from .models import AuditAction, SigningKey
-from .services import NOT_ALLOWED, Actor, _audit
+from .services import NOT_ALLOWED, Actor, audit_record
 
 # Messages tests assert on.
 KEY_EXISTS = "{username} already has signing key {key_id}; pass --rotate to replace it."
@@ -115,7 +115,7 @@ def signing_key_generate(
         public_key_pem=public_pem.decode("ascii"),
         private_key_encrypted=encrypt_private_key(private_pem),
     )
-    _audit(
+    audit_record(
         actor=actor if actor is not None else None,
         action=AuditAction.SIGNING_KEY_CREATED,
         summary=f"Created signing key {signing_key.key_id} for {user.get_username()}"

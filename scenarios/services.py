@@ -27,7 +27,7 @@ from compiler.models import Candidate, Delegation
 from contracts import roles
 from contracts.documents import ContractInvalid, compiled_contract, document_sha256
 from contracts.models import ContractVersion, DecisionType, SourceClass
-from contracts.services import Actor, _audit
+from contracts.services import Actor, audit_record
 
 from . import compiling
 from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
@@ -120,7 +120,7 @@ def corpus_import(
         CorpusCandidate(corpus=corpus_row, position=i, candidate_id=data["id"], data=data)
         for i, data in enumerate(valid.candidates)
     )
-    _audit(
+    audit_record(
         actor=actor,
         action=Action.CORPUS_IMPORTED,
         summary=f"Imported {len(valid.candidates)} candidates into corpus '{name}'",
@@ -184,7 +184,7 @@ def candidate_save(
     current.candidate_id, current.data = candidate.id, stored
     current.save()
     corpus.save(update_fields=["updated_at"])
-    _audit(
+    audit_record(
         actor=actor,
         action=Action.CANDIDATE_SAVED,
         summary=f"{'Added' if before is None else 'Changed'} candidate '{candidate.id}' "
@@ -298,7 +298,7 @@ def scenario_create(
     )
     scenario.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
     scenario.save()
-    _audit(
+    audit_record(
         actor=actor,
         action=Action.SCENARIO_CREATED,
         summary=f"Created scenario '{name}'",
@@ -334,7 +334,7 @@ def scenario_update(
     current.corpus = corpus
     current.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
     current.save()
-    _audit(
+    audit_record(
         actor=actor,
         action=Action.SCENARIO_UPDATED,
         summary=f"Updated scenario '{name}'",
@@ -368,7 +368,7 @@ def scenario_take_expected(
     current.save(
         update_fields=["expected_slots", "expected_admitted", "expected_rejected", "updated_at"]
     )
-    _audit(
+    audit_record(
         actor=actor,
         action=Action.EXPECTATIONS_TAKEN,
         summary=f"Took the result against version {version.number} as expected for "
@@ -437,7 +437,7 @@ def _run_create(
         created_by=actor,
         weak_classes=weak_classes(),
     )
-    _audit(
+    audit_record(
         actor=actor,
         action=Action.RUN_STARTED,
         summary=f"Started a run of {scenario.name if scenario else f'{total} scenarios'} "
@@ -488,7 +488,7 @@ def run_execute(*, run_id: int) -> SuiteRun:
             summary=summary,
             done=F("total"),
         )
-        _audit(
+        audit_record(
             actor=None,
             action=Action.RUN_FINISHED,
             summary=f"Run {run.pk} finished: {summary['failures']} expectation failures, "
