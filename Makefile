@@ -37,6 +37,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/compile_scale.py
+	$(BIN)/python bench/sweep.py
 
 demo-compile: $(STAMP)
 	$(BIN)/python -m compiler compile examples/atlas.json
