@@ -56,8 +56,9 @@ class Admission:
     speaks_to: dict[str, frozenset[str]]
     """For each admitted candidate, the propositions its class lets it support or contradict."""
     waiting: list[Candidate]
-    """Rejected only because they are not yet valid, or superseded by an item in force: the
-    candidates whose dates bound how long this admitted set stays the same."""
+    """Rejected only because they are not yet valid (and would pass the later checks), or
+    superseded by an item in force: the candidates whose dates bound how long this admitted
+    set stays the same."""
 
     def rejection(self, candidate_id: str) -> Rejected | None:
         for c, decision in zip(self.candidates, self.decisions, strict=True):
@@ -131,7 +132,10 @@ def admit(
             failure = _ENTITY
         elif on < c.valid_from:
             failure = _NOT_YET_VALID
-            waiting.append(c)
+            # It bounds valid_until only if it would be admitted once valid: a superseded or
+            # wrong-class item that comes into force leaves U as it is.
+            if not c.superseded and _typed_propositions(c, accepted) is not None:
+                waiting.append(c)
         elif c.valid_to is not None and on > c.valid_to:
             failure = _EXPIRED
         elif c.superseded or (

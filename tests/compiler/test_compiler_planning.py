@@ -519,6 +519,13 @@ def test_named_item_over_budget_refuses():
         ),
         ([ev("s", "a")], {"delegation": delegation(valid_to="2026-10-01")}, "2026-10-01"),
         ([ev("s", "a"), ev("other", "a", entity="OTHER", valid_from="2026-09-01")], {}, None),
+        # Held back by its start date, but it would still be rejected once valid: U stays the same.
+        (
+            [ev("s", "a"), ev("weak", "a", evidence_class="case_note", valid_from="2026-09-01")],
+            {},
+            None,
+        ),
+        ([ev("s", "a"), ev("old", "a", superseded=True, valid_from="2026-09-01")], {}, None),
     ],
     ids=[
         "unbounded",
@@ -528,6 +535,8 @@ def test_named_item_over_budget_refuses():
         "successor-takes-over",
         "delegation-ends",
         "other-entity-never-counts",
+        "wrong-class-never-counts",
+        "superseded-never-counts",
     ],
 )
 def test_valid_until(cands, extra, expected):
