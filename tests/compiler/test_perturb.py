@@ -213,3 +213,29 @@ def test_flips_report_packet_and_token_changes(atlas):
     change = flips(base, variant, atlas)
     assert change["packet_removed"] == ["workflow-E88"]
     assert change["tokens"] == {"base": 530, "variant": 440}
+
+
+def test_flips_takes_just_the_two_outputs(atlas):
+    """The issue's interface is `flips(base_output, variant_output)`: the outputs name their
+    slots, and a refused one reads `refused` for every slot the other one has."""
+    base = compile_input(atlas)
+    hidden = compile_input(hide(atlas, "facility-F102"))
+    change = flips(base, hidden)
+    assert [(f["proposition"], f["base"], f["variant"]) for f in change["slots"]] == [
+        ("facility_limit", "supported", "unknown")
+    ]
+    assert change == flips(base, hidden, atlas)
+    refused = compile_input(atlas.model_copy(
+        update={"request": atlas.request.model_copy(update={"purpose": "marketing"})}
+    ))
+    assert refused.result == "refused"
+    change = flips(base, refused)
+    assert {f["proposition"]: (f["base"], f["variant"]) for f in change["slots"]} == {
+        "facility_limit": ("supported", "refused"),
+        "review_open": ("supported", "refused"),
+        "waiver_valid": ("unknown", "refused"),
+        "continuation_rule": ("supported", "refused"),
+    }
+    assert change == flips(base, refused, atlas)
+    back = flips(refused, base)
+    assert [f["base"] for f in back["slots"]] == ["refused"] * 4
