@@ -242,6 +242,7 @@ class _Planner:
             self.corroborate(proposition)
         for proposition in optional:
             self.primary(proposition)
+        for proposition in optional:
             self.corroborate(proposition)
 
         for c in self.admission.admitted:

@@ -133,6 +133,27 @@ def test_primary_evidence_of_every_required_proposition_before_corroboration():
     assert wide.slot("a").resource_ids == ("a1", "a2")
 
 
+def test_primary_evidence_of_every_optional_proposition_before_its_corroboration():
+    """Step 3's "then the same for propositions that are not required" repeats steps 2 and 3 in
+    their order: every optional proposition gets its best item before any is corroborated."""
+    con = contract(
+        proposition("a", "rec", max_items=2, required=False),
+        proposition("b", "rec", required=False),
+    )
+    out = compile_doc(
+        document(
+            ev("a1", "a", relevance=0.9),
+            ev("a2", "a", relevance=0.8),
+            ev("b1", "b", relevance=0.1),
+            con=con,
+            token_budget=200,
+        )
+    )
+    assert set(out.packet_ids) == {"a1", "b1"}
+    assert states(out) == {"a": "supported", "b": "supported"}
+    assert rejection(out, "a2") == ("budget_exceeded", None)
+
+
 def test_evidence_beyond_max_items_does_not_fill_the_window():
     out = compile_doc(
         document(
