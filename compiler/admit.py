@@ -142,7 +142,7 @@ def admit(
             c.superseded_by is not None and in_force(by_id[c.superseded_by], on)
         ):
             failure = _SUPERSEDED
-            if not c.superseded:
+            if not c.superseded and _typed_propositions(c, accepted) is not None:
                 waiting.append(c)
         else:
             typed = _typed_propositions(c, accepted)

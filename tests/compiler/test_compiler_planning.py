@@ -547,6 +547,24 @@ def test_named_item_over_budget_refuses():
             None,
         ),
         ([ev("s", "a"), ev("old", "a", superseded=True, valid_from="2026-09-01")], {}, None),
+        (
+            [
+                ev("s", "a"),
+                ev("new", "a", valid_to="2026-09-20"),
+                ev("weak-old", "a", evidence_class="case_note", superseded_by="new"),
+            ],
+            {},
+            "2026-09-20",
+        ),
+        (
+            [
+                ev("s", "a"),
+                context_item("new", valid_to="2026-09-20", entity="OTHER"),
+                ev("weak-old", "a", evidence_class="case_note", superseded_by="new"),
+            ],
+            {},
+            None,
+        ),
     ],
     ids=[
         "unbounded",
@@ -558,6 +576,8 @@ def test_named_item_over_budget_refuses():
         "other-entity-never-counts",
         "wrong-class-never-counts",
         "superseded-never-counts",
+        "successor-ends-in-U",
+        "wrong-class-predecessor-never-counts",
     ],
 )
 def test_valid_until(cands, extra, expected):
