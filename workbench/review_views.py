@@ -37,6 +37,7 @@ PUBLISHED = "Version {number} is published; its bundle is {sha256}."
 RETIRED = "Version {number} is retired."
 WITHDRAWN = "Version {number} is a draft again; its approvals were voided."
 KEY_CREATED = "Your signing key is {key_id}."
+DRAFT_STARTED = "Started version {number} as a draft, copied from version {parent}."
 BAD_DIFF = "Choose two versions of this decision type to compare."
 
 
@@ -275,6 +276,24 @@ def signing_key_create(request: HttpRequest) -> HttpResponse:
 
 
 # --------------------------------------------------------------------------- transitions
+
+
+@require_POST
+def version_start_draft(request: HttpRequest, key: str) -> HttpResponse:
+    """The way to change a frozen (published, superseded, retired) contract: a new draft
+    copied from the latest version. Refused, with the reason, while a version is open."""
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    if not selectors.can_edit(user=request.user, decision_type=decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    try:
+        version = services.version_start_draft(actor=request.user, decision_type=decision_type)
+    except ValidationError as error:
+        for message in error.messages:
+            messages.error(request, message)
+        return redirect("decision_type_detail", key=key)
+    parent = version.parent.number if version.parent else "nothing"
+    messages.success(request, DRAFT_STARTED.format(number=version.number, parent=parent))
+    return redirect("version_detail", key=key, number=version.number)
 
 
 @require_POST

@@ -32,6 +32,11 @@ urlpatterns = [
         name="decision_type_versions",
     ),
     path("types/<str:key>/diff/", review_views.version_diff, name="version_diff"),
+    path(
+        "types/<str:key>/new-draft/",
+        review_views.version_start_draft,
+        name="version_start_draft",
+    ),
     path(version + "review/", review_views.version_review, name="version_review"),
     path(version + "impact/", review_views.version_impact, name="version_impact"),
     path(version + "bundle.json", review_views.version_bundle, name="version_bundle"),

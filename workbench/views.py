@@ -136,6 +136,10 @@ def _editor_context(
         "settings_form": settings_form or forms.SettingsForm.for_version(version),
         "errors": errors or [],
         "conflict": conflict,
+        # A frozen contract changes through a new draft, which needs no open version.
+        "can_start_draft": not version.is_editable
+        and selectors.can_edit(user=request.user, decision_type=decision_type)
+        and not decision_type.versions.filter(status__in=ContractVersion.OPEN_STATUSES).exists(),
     }
 
 

@@ -208,3 +208,34 @@ def test_the_impact_report_partial_for_htmx(submitted, viewer):
     assert page.lstrip().startswith('<section id="report"')
     assert 'id="approve"' not in page
     assert review.report_for(submitted).sha256 in page
+
+
+def test_an_owner_starts_the_next_draft_from_a_published_version_in_the_browser(
+    approved, published, owner, viewer
+):
+    """A published contract is frozen; the editor offers the way to change it: a new draft."""
+    published = ContractVersion.objects.get(pk=approved.pk)
+    assert published.status == "published"
+    editor = reverse("decision_type_detail", kwargs={"key": published.decision_type.key})
+    start = reverse("version_start_draft", kwargs={"key": published.decision_type.key})
+    page = signed_in(owner).get(editor).content.decode()
+    assert f'action="{start}"' in page
+    assert f'action="{start}"' not in signed_in(viewer).get(editor).content.decode()
+    assert signed_in(viewer).post(start).status_code == 403
+    assert published.decision_type.versions.count() == 1
+
+    response = signed_in(owner).post(start)
+    new = published.decision_type.versions.get(number=published.number + 1)
+    assert response.status_code == 302
+    assert response["Location"] == url(new, "version_detail")
+    assert (new.status, new.parent_id) == ("draft", published.pk)
+    assert list(new.propositions.values_list("key", flat=True)) == list(
+        published.propositions.values_list("key", flat=True)
+    )
+    # While that draft is open there is no second one: the refusal says why.
+    client = signed_in(owner)
+    response = client.post(start, follow=True)
+    assert published.decision_type.versions.count() == 2
+    assert services.OPEN_VERSION_EXISTS.format(number=new.number, status="draft") in (
+        response.content.decode()
+    )

@@ -47,6 +47,7 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "signing_key_create": ("self", {"POST"}),
     "decision_type_versions": ("read", {"GET"}),
     "version_diff": ("read", {"GET"}),
+    "version_start_draft": ("new_draft", {"POST"}),
     "version_review": ("read", {"GET"}),
     "version_impact": ("read", {"GET"}),
     "version_bundle": ("bundle", {"GET"}),
@@ -87,6 +88,9 @@ def expected(name: str, person: str, method: str) -> int:
         return allowed if person in POLICY_OWNERS else 403
     if person not in CAN_SEE_ATLAS:
         return 404
+    if kind == "new_draft":
+        # The walk's version is an open draft: an editor is sent back with the reason.
+        return 302 if person in EDITORS else 403
     if kind == "read":
         return 200
     if kind == "review":
@@ -103,6 +107,7 @@ def url_for(name: str, draft) -> str:
         "decision_type_access_revoke": {"key": draft.decision_type.key},
         "decision_type_versions": {"key": draft.decision_type.key},
         "version_diff": {"key": draft.decision_type.key},
+        "version_start_draft": {"key": draft.decision_type.key},
     }.get(name)
     if arguments is None and name.startswith(("version_", "proposition_", "accepted_")):
         arguments = {"key": draft.decision_type.key, "number": draft.number}
