@@ -114,8 +114,10 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
 
         if not args.public_key:
-            print("compile --bundle needs --public-key to verify the bundle", file=err)
-            return EXIT_INVALID
+            raise InvalidInput(
+                [{"loc": ["--public-key"],
+                  "msg": "compile --bundle needs --public-key to verify the bundle"}]
+            )
         try:
             bundle = verify_bundle(
                 Path(args.bundle).read_bytes(), load_public_keys(args.public_key)

@@ -202,3 +202,10 @@ def test_compile_against_a_bundle_matches_compiling_the_whole_input(published):
     assert code == 1 and "bundle refused" in err
     code, _, err = run("compile", "--bundle", str(path), str(request_path))
     assert code == 2 and "--public-key" in err
+    code, out, _ = run("compile", "--bundle", str(path), str(request_path), "--json")
+    assert code == 2
+    assert json.loads(out) == {
+        "result": "invalid",
+        "errors": [{"loc": ["--public-key"], "msg": "compile --bundle needs --public-key to "
+                    "verify the bundle"}],
+    }
