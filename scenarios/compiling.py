@@ -33,6 +33,11 @@ NOT_AN_OBJECT = "A corpus is a JSON object with a 'candidates' list (and optiona
 NOT_A_LIST = "'candidates' must be a list of candidate objects."
 UNKNOWN_KEY = "Unknown key '{key}'; a corpus has 'directory' and 'candidates'."
 NOT_JSON = "This is not JSON: {error}"
+UNSAFE_NUMBER = (
+    "{value} is too large: bundles are hashed as RFC 8785 JSON, whose integers stop at "
+    "±9007199254740991."
+)
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 # --------------------------------------------------------------------------- corpus validation
@@ -85,6 +90,18 @@ def _problems(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[Corpu
     return [CorpusProblem(loc=(*prefix, *e["loc"]), msg=e["msg"]) for e in exc.errors()]
 
 
+def unsafe_numbers(value: Any, loc: tuple[str | int, ...] = ()) -> list[CorpusProblem]:
+    """Integers a bundle could not hash (RFC 8785 stops at 2**53 - 1): caught at input, or
+    the impact report and publishing would fail long after the corpus was accepted."""
+    if isinstance(value, Mapping):
+        return [p for key, item in value.items() for p in unsafe_numbers(item, (*loc, key))]
+    if isinstance(value, list | tuple):
+        return [p for i, item in enumerate(value) for p in unsafe_numbers(item, (*loc, i))]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        return [CorpusProblem(loc=loc, msg=UNSAFE_NUMBER.format(value=value))]
+    return []
+
+
 def validate_corpus(document: Any) -> ValidCorpus:
     """Every problem of the document at once, or the normalised corpus."""
     if not isinstance(document, Mapping) or "candidates" not in document:
@@ -110,6 +127,8 @@ def validate_corpus(document: Any) -> ValidCorpus:
             candidates.append(candidate_json(Candidate.model_validate(item)))
         except ValidationError as exc:
             problems += _problems(exc, ("candidates", index))
+        else:
+            problems += unsafe_numbers(candidates[-1], ("candidates", index))
     problems += [
         CorpusProblem(loc=loc, msg=msg)
         for loc, msg in cross_reference_problems({"candidates": items})

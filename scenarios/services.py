@@ -130,6 +130,10 @@ def corpus_import(
     return corpus_row
 
 
+def _located(loc: tuple[Any, ...], msg: str) -> str:
+    return f"{'.'.join(map(str, loc))}: {msg}" if loc else msg
+
+
 def _validation_error(exc: PydanticValidationError) -> ValidationError:
     by_field: dict[str, list[str]] = {}
     for error in exc.errors():
@@ -152,6 +156,9 @@ def candidate_save(
         candidate = Candidate.model_validate(dict(data))
     except PydanticValidationError as exc:
         raise _validation_error(exc) from None
+    unsafe = compiling.unsafe_numbers(compiling.candidate_json(candidate))
+    if unsafe:
+        raise ValidationError({str(p.loc[0]): p.msg for p in unsafe})
     rows = {row.candidate_id: row for row in corpus.candidates.all()}
     current = rows.get(original_id) if original_id is not None else None
     if original_id is not None and current is None:
@@ -208,7 +215,9 @@ def _clean_scenario_fields(
         try:
             fields["delegation"] = Delegation.model_validate(delegation).model_dump(mode="json")
         except PydanticValidationError as exc:
-            raise ValidationError({"delegation": [e["msg"] for e in exc.errors()]}) from None
+            raise ValidationError(
+                {"delegation": [_located(e["loc"], e["msg"]) for e in exc.errors()]}
+            ) from None
     else:
         fields["delegation"] = None
     for key, state in (fields.get("expected_slots") or {}).items():

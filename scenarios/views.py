@@ -49,7 +49,12 @@ def _form_errors(form: Any, error: ValidationError, fallback: str | None = None)
     """Put a service's errors on the form's fields; others on `fallback` (or the form)."""
     if hasattr(error, "error_dict"):
         for field, errors in error.message_dict.items():
-            form.add_error(field if field in form.fields else fallback, errors)
+            if field in form.fields:
+                form.add_error(field, errors)
+            else:
+                # Say which key the message is about: the fallback field holds several.
+                located = field != "__all__" and fallback is not None
+                form.add_error(fallback, [f"{field}: {e}" if located else e for e in errors])
     else:
         form.add_error(None, error.messages)
 

@@ -251,3 +251,29 @@ def test_a_run_is_executed_once(finished_run):
     compiles = finished_run.results.count()
     again = services.run_execute(run_id=finished_run.pk)
     assert again.status == "finished" and again.results.count() == compiles
+
+
+HUGE = 10**22  # beyond RFC 8785's integers (±2**53 - 1): such a corpus could never be signed
+
+
+def test_import_refuses_a_number_a_bundle_cannot_hash_and_saves_nothing(
+    atlas, owner, atlas_document
+):
+    atlas_document["candidates"][2]["tokens"] = HUGE
+    with pytest.raises(compiling.CorpusInvalid) as caught:
+        services.corpus_import(
+            actor=owner, decision_type=atlas, name="huge", document=atlas_document
+        )
+    assert [(p.index, p.field) for p in caught.value.problems] == [(2, "tokens")]
+    assert caught.value.problems[0].msg == compiling.UNSAFE_NUMBER.format(value=HUGE)
+    assert not Corpus.objects.exists()
+
+
+def test_candidate_save_refuses_a_number_a_bundle_cannot_hash(corpus, owner):
+    data = dict(corpus.candidates.get(candidate_id="rm-note-N7").data)
+    with pytest.raises(ValidationError) as caught:
+        services.candidate_save(
+            actor=owner, corpus=corpus, data=data | {"tokens": HUGE}, original_id="rm-note-N7"
+        )
+    assert caught.value.message_dict == {"tokens": [compiling.UNSAFE_NUMBER.format(value=HUGE)]}
+    assert corpus.candidates.get(candidate_id="rm-note-N7").data["tokens"] == data["tokens"]

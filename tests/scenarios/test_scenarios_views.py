@@ -290,3 +290,46 @@ def test_a_viewer_reads_but_cannot_write(client, viewer, corpus, scenario, draft
         "Take the current result"
         not in client.get(url("scenario_detail", key=KEY, pk=scenario.pk)).content.decode()
     )
+
+
+def test_form_errors_name_the_field_they_are_about(as_owner, corpus, scenario):
+    """A problem in a JSON field says which key it is about, not only what is wrong."""
+    response = as_owner.post(
+        url("scenario_edit", key=KEY, pk=scenario.pk),
+        {
+            "name": "renamed",
+            "corpus": corpus.pk,
+            "principal": "maya",
+            "roles": "credit_analyst",
+            "purpose": "annual_credit_review",
+            "entity": "Atlas",
+            "decision_date": "2026-08-31",
+            "token_budget": "700",
+            "delegation": '{"service": 1}',
+        },
+    )
+    page = response.content.decode()
+    assert response.status_code == 422
+    assert "service: Input should be a valid string" in page
+    assert "on_behalf_of: Field required" in page
+    edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
+    form = {
+        "id": "rm-note-N7",
+        "entity": "ATLAS-IN-01",
+        "evidence_class": "case_note",
+        "allowed_roles": "credit_analyst",
+        "allowed_purposes": "annual_credit_review",
+        "supports": "waiver_valid",
+        "valid_from": "2026-08-29",
+        "tokens": "120",
+        "relevance": "0.97",
+        "role": "evidence",
+        "requirement": "preferred",
+        "content": "x",
+    }
+    response = as_owner.post(edit, form | {"other": '{"colour": "red"}'})
+    assert response.status_code == 422
+    assert "colour: Extra inputs are not permitted" in response.content.decode()
+    response = as_owner.post(edit, form | {"tokens": str(10**22)})
+    assert response.status_code == 422
+    assert "RFC 8785" in response.content.decode()
