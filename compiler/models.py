@@ -354,7 +354,11 @@ class Refusal(Frozen):
     reason: str
     detail: str | None = None
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # `pass` is a keyword: the field is `pass_` in Python and `pass` in every dump, whether or not
+    # the caller asks for aliases (DESIGN's interface is a plain `model_dump(mode="json")`).
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, serialize_by_alias=True
+    )
 
 
 class CompileOutput(Frozen):

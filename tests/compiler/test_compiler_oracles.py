@@ -277,6 +277,19 @@ def test_compiled_output_has_the_design_fields():
     json.dumps(out)  # plain JSON all the way down
 
 
+def test_design_interface_model_dump_names_the_refusal_pass():
+    """DESIGN's interface serialises with `out.model_dump(mode="json")`: the refusal's pass is
+    `pass` there too, not the Python attribute name."""
+    doc = atlas()
+    doc["request"]["purpose"] = "marketing"
+    out = compile_doc(doc)
+    assert out.model_dump(mode="json")["refusal"] == {
+        "pass": "type-check", "reason": "purpose_not_permitted", "detail": None
+    }
+    assert json.loads(out.model_dump_json())["refusal"]["pass"] == "type-check"
+    assert out.model_dump(mode="json") == out.to_json()
+
+
 def test_omitted_policy_is_the_default_policy():
     doc = atlas()
     explicit = copy.deepcopy(doc)
