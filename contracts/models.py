@@ -182,7 +182,11 @@ class ContractVersion(models.Model):
 
     # The assembly policy, one field per field of compiler.models.Policy.
     policy_name = models.CharField(max_length=64, default="default", validators=[key_validator])
-    policy_version = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    # Bounded here, not only by the database: SQLite takes 64-bit values, a bundle's
+    # RFC 8785 hash none beyond 2**53 - 1.
+    policy_version = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(2**31 - 1)]
+    )
     min_relevance = models.FloatField(
         default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
     )
@@ -313,7 +317,9 @@ class Proposition(models.Model):
     # Source-class keys in precedence order: the first is preferred when several support it.
     accepted_classes = models.JSONField(default=list, blank=True)
     required = models.BooleanField(default=True, help_text="A gap blocks the decision.")
-    max_items = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    max_items = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(32767)]
+    )
 
     objects = PropositionQuerySet.as_manager()
 

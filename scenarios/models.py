@@ -15,7 +15,7 @@ import json
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -86,7 +86,11 @@ class Scenario(models.Model):
     purpose = models.CharField(max_length=120)
     entity = models.CharField(max_length=200)
     decision_date = models.DateField()
-    token_budget = models.PositiveIntegerField(validators=[MinValueValidator(0)])
+    # Bounded here, not only by the database: SQLite takes 64-bit values, a bundle's
+    # RFC 8785 hash none beyond 2**53 - 1.
+    token_budget = models.PositiveIntegerField(
+        validators=[MinValueValidator(0), MaxValueValidator(2**31 - 1)]
+    )
     # compiler.models.Delegation as JSON, or null.
     delegation = models.JSONField(null=True, blank=True)
     named = models.JSONField(default=list, blank=True)

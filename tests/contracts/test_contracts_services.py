@@ -458,3 +458,30 @@ def test_only_owners_manage_access(atlas, reviewer, viewer):
         services.access_grant(actor=reviewer, decision_type=atlas, user=viewer, role="owner")
     with pytest.raises(PermissionDenied):
         services.access_revoke(actor=reviewer, decision_type=atlas, user=viewer)
+
+
+def test_a_policy_version_beyond_what_a_bundle_can_hash_is_refused_on_every_database(
+    owner, draft
+):
+    # SQLite stores 64-bit integers, but a bundle's RFC 8785 hash stops at 2**53 - 1: without
+    # a bound of its own the edit was saved there and every later page of the draft failed.
+    lock = draft.lock_version
+    with pytest.raises(ValidationError) as caught:
+        services.version_update_settings(
+            actor=owner,
+            version=draft,
+            expected_lock_version=lock,
+            purposes=["annual_credit_review"],
+            policy_name="default",
+            policy_version=2**60,
+            min_relevance=0.0,
+            role_order=["instruction", "task", "state", "evidence", "support", "tool"],
+        )
+    assert list(caught.value.message_dict) == ["policy_version"]
+    draft.refresh_from_db()
+    assert (draft.policy_version, draft.lock_version) == (1, lock)
+    with pytest.raises(ValidationError) as caught:
+        services.proposition_add(
+            actor=owner, version=draft, expected_lock_version=lock, key="many", max_items=2**60
+        )
+    assert list(caught.value.message_dict) == ["max_items"]

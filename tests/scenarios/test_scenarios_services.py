@@ -277,3 +277,17 @@ def test_candidate_save_refuses_a_number_a_bundle_cannot_hash(corpus, owner):
         )
     assert caught.value.message_dict == {"tokens": [compiling.UNSAFE_NUMBER.format(value=HUGE)]}
     assert corpus.candidates.get(candidate_id="rm-note-N7").data["tokens"] == data["tokens"]
+
+
+def test_a_token_budget_beyond_what_a_bundle_can_hash_is_refused_on_every_database(
+    atlas, owner, corpus, scenario_fields
+):
+    with pytest.raises(ValidationError) as caught:
+        services.scenario_create(
+            actor=owner,
+            decision_type=atlas,
+            corpus=corpus,
+            name="huge budget",
+            **scenario_fields(token_budget=2**60),
+        )
+    assert list(caught.value.message_dict) == ["token_budget"]
