@@ -130,3 +130,18 @@ def test_review_version_walks_the_flow_from_the_command_line(suite, draft, owner
         run("publish", "rafael")
     out = run("publish", "olivia")
     assert Bundle.objects.get().sha256 in out and out.endswith("version 1 is published\n")
+
+
+def test_the_built_in_secret_is_refused_when_debug_is_off(settings):
+    """The private signing keys are encrypted under it: a deployment must bring its own."""
+    from contracts import checks
+
+    settings.DEBUG = False
+    settings.SECRET_KEY = settings.LOCAL_ONLY_SECRET_KEY
+    settings.SIGNING_KEY_SECRET = ""
+    assert [e.id for e in checks.signing_secret_is_not_the_local_default()] == ["contracts.E001"]
+    settings.SIGNING_KEY_SECRET = "a secret of our own"
+    assert checks.signing_secret_is_not_the_local_default() == []
+    settings.DEBUG = True
+    settings.SIGNING_KEY_SECRET = ""
+    assert checks.signing_secret_is_not_the_local_default() == []

@@ -23,7 +23,10 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 # The default key only exists so a fresh checkout runs locally; dev/test set their own and a
 # real deployment must set DJANGO_SECRET_KEY.
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "insecure-local-only-evidence-workbench")
+# `contracts.checks` refuses to start with it when DEBUG is off: it also encrypts the private
+# signing keys.
+LOCAL_ONLY_SECRET_KEY = "insecure-local-only-evidence-workbench"
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", LOCAL_ONLY_SECRET_KEY)
 DEBUG = env_flag("DJANGO_DEBUG")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
