@@ -38,6 +38,7 @@ UNSAFE_NUMBER = (
     "±9007199254740991."
 )
 MAX_SAFE_INTEGER = 2**53 - 1
+NUL_CHARACTER = "Contains a NUL character (\\u0000), which cannot be stored."
 
 
 # --------------------------------------------------------------------------- corpus validation
@@ -90,13 +91,20 @@ def _problems(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[Corpu
     return [CorpusProblem(loc=(*prefix, *e["loc"]), msg=e["msg"]) for e in exc.errors()]
 
 
-def unsafe_numbers(value: Any, loc: tuple[str | int, ...] = ()) -> list[CorpusProblem]:
-    """Integers a bundle could not hash (RFC 8785 stops at 2**53 - 1): caught at input, or
-    the impact report and publishing would fail long after the corpus was accepted."""
+def unstorable_values(value: Any, loc: tuple[str | int, ...] = ()) -> list[CorpusProblem]:
+    """What the compiler accepts but the workbench cannot keep: integers a bundle could not
+    hash (RFC 8785 stops at 2**53 - 1) and NUL characters (PostgreSQL's JSON refuses them).
+    Caught at input; otherwise the write, the impact report or publishing fails later."""
     if isinstance(value, Mapping):
-        return [p for key, item in value.items() for p in unsafe_numbers(item, (*loc, key))]
+        problems = []
+        for key, item in value.items():
+            problems += unstorable_values(key, (*loc, key))
+            problems += unstorable_values(item, (*loc, key))
+        return problems
     if isinstance(value, list | tuple):
-        return [p for i, item in enumerate(value) for p in unsafe_numbers(item, (*loc, i))]
+        return [p for i, item in enumerate(value) for p in unstorable_values(item, (*loc, i))]
+    if isinstance(value, str) and "\x00" in value:
+        return [CorpusProblem(loc=loc, msg=NUL_CHARACTER)]
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
         return [CorpusProblem(loc=loc, msg=UNSAFE_NUMBER.format(value=value))]
     return []
@@ -121,6 +129,8 @@ def validate_corpus(document: Any) -> ValidCorpus:
         )
     except ValidationError as exc:
         problems += _problems(exc, ("directory",))
+    else:
+        problems += unstorable_values(directory, ("directory",))
     candidates = []
     for index, item in enumerate(items):
         try:
@@ -128,7 +138,7 @@ def validate_corpus(document: Any) -> ValidCorpus:
         except ValidationError as exc:
             problems += _problems(exc, ("candidates", index))
         else:
-            problems += unsafe_numbers(candidates[-1], ("candidates", index))
+            problems += unstorable_values(candidates[-1], ("candidates", index))
     problems += [
         CorpusProblem(loc=loc, msg=msg)
         for loc, msg in cross_reference_problems({"candidates": items})

@@ -156,9 +156,9 @@ def candidate_save(
         candidate = Candidate.model_validate(dict(data))
     except PydanticValidationError as exc:
         raise _validation_error(exc) from None
-    unsafe = compiling.unsafe_numbers(compiling.candidate_json(candidate))
-    if unsafe:
-        raise ValidationError({str(p.loc[0]): p.msg for p in unsafe})
+    unstorable = compiling.unstorable_values(compiling.candidate_json(candidate))
+    if unstorable:
+        raise ValidationError({str(p.loc[0]): _located(p.loc[1:], p.msg) for p in unstorable})
     rows = {row.candidate_id: row for row in corpus.candidates.all()}
     current = rows.get(original_id) if original_id is not None else None
     if original_id is not None and current is None:
@@ -218,6 +218,9 @@ def _clean_scenario_fields(
             raise ValidationError(
                 {"delegation": [_located(e["loc"], e["msg"]) for e in exc.errors()]}
             ) from None
+        unstorable = compiling.unstorable_values(fields["delegation"])
+        if unstorable:
+            raise ValidationError({"delegation": [_located(p.loc, p.msg) for p in unstorable]})
     else:
         fields["delegation"] = None
     for key, state in (fields.get("expected_slots") or {}).items():
@@ -228,6 +231,14 @@ def _clean_scenario_fields(
     fields["roles"] = list(dict.fromkeys(fields.get("roles") or []))
     fields["named"] = list(fields.get("named") or [])
     fields["expected_slots"] = dict(fields.get("expected_slots") or {})
+    problems = {
+        name: [_located(p.loc, p.msg) for p in compiling.unstorable_values(value)]
+        for name, value in fields.items()
+        if name != "delegation"
+    }
+    problems = {name: messages for name, messages in problems.items() if messages}
+    if problems:
+        raise ValidationError(problems)
     return fields
 
 

@@ -291,3 +291,51 @@ def test_a_token_budget_beyond_what_a_bundle_can_hash_is_refused_on_every_databa
             **scenario_fields(token_budget=2**60),
         )
     assert list(caught.value.message_dict) == ["token_budget"]
+
+
+def test_nul_characters_are_refused_with_their_location_and_nothing_is_saved(
+    atlas, owner, atlas_document, corpus, scenario_fields
+):
+    # PostgreSQL's JSON cannot hold U+0000: it was a 500 there (and stored on SQLite).
+    atlas_document["candidates"][1]["content"] = "a\x00b"
+    atlas_document["directory"]["entities"]["ATLAS-IN-01"].append("At\x00las")
+    with pytest.raises(compiling.CorpusInvalid) as caught:
+        services.corpus_import(
+            actor=owner, decision_type=atlas, name="nul", document=atlas_document
+        )
+    assert [(p.index, p.field, p.msg) for p in caught.value.problems] == [
+        (1, "content", compiling.NUL_CHARACTER),
+        (None, "directory.entities.ATLAS-IN-01.2", compiling.NUL_CHARACTER),
+    ]
+    assert not Corpus.objects.filter(name="nul").exists()
+    data = dict(corpus.candidates.get(candidate_id="rm-note-N7").data)
+    with pytest.raises(ValidationError) as caught:
+        services.candidate_save(
+            actor=owner,
+            corpus=corpus,
+            data=data | {"source": {"kind": "note\x00", "ref": "r"}},
+            original_id="rm-note-N7",
+        )
+    assert caught.value.message_dict == {"source": [f"kind: {compiling.NUL_CHARACTER}"]}
+    delegation = {"service": "svc\x00", "on_behalf_of": "maya", "scopes": ["credit_analyst"]}
+    with pytest.raises(ValidationError) as caught:
+        services.scenario_create(
+            actor=owner,
+            decision_type=atlas,
+            corpus=corpus,
+            name="nul",
+            **scenario_fields(delegation=delegation | {"valid_from": "2026-01-01"}),
+        )
+    assert caught.value.message_dict == {"delegation": [f"service: {compiling.NUL_CHARACTER}"]}
+    with pytest.raises(ValidationError) as caught:
+        services.scenario_create(
+            actor=owner,
+            decision_type=atlas,
+            corpus=corpus,
+            name="nul",
+            **scenario_fields(roles=["credit_analyst", "a\x00b"], expected_rejected=["x\x00"]),
+        )
+    assert caught.value.message_dict == {
+        "roles": [f"1: {compiling.NUL_CHARACTER}"],
+        "expected_rejected": [f"0: {compiling.NUL_CHARACTER}"],
+    }
