@@ -228,7 +228,7 @@ class CompileInput(Frozen):
         """
         if isinstance(data, CompileInput):
             return data
-        from .validation import cross_reference_problems
+        from .validation import cross_reference_problems, unsafe_integer_problems
 
         order = _id_order(data)
         ordered = data if order is None else {
@@ -251,7 +251,7 @@ class CompileInput(Frozen):
             InitErrorDetails(
                 type=PydanticCustomError("invalid_reference", _escape(msg)), loc=loc, input=None
             )
-            for loc, msg in cross_reference_problems(data)
+            for loc, msg in (*cross_reference_problems(data), *unsafe_integer_problems(data))
         )
         if problems:
             problems.sort(key=lambda p: _location_key(p["loc"]))

@@ -17,6 +17,9 @@ Problem = tuple[Location, str]
 DEFAULT_POLICY_NAME = "default"
 DEFAULT_POLICY_VERSION = 1
 DEFAULT_REQUIREMENT = "preferred"
+MAX_SAFE_INTEGER = 2**53 - 1
+"""RFC 8785 numbers are IEEE doubles: the contract hash and the plan id cannot carry a larger
+integer, so one is invalid input rather than a crash in the attest pass."""
 
 
 def cross_reference_problems(document: Any) -> list[Problem]:
@@ -28,6 +31,65 @@ def cross_reference_problems(document: Any) -> list[Problem]:
         problems.extend(_candidate_problems(candidates))
     problems.extend(_policy_problems(document))
     return problems
+
+
+def unsafe_integer_problems(document: Any) -> list[Problem]:
+    """Integers above what RFC 8785 can hash, wherever a compile input may carry one."""
+    if not isinstance(document, Mapping):
+        return []
+    problems: list[Problem] = []
+    candidates = document.get("candidates")
+    if isinstance(candidates, list | tuple):
+        problems.extend(_candidate_integer_problems(candidates))
+    problems.extend(_request_and_contract_integer_problems(document))
+    return problems
+
+
+def _too_large(value: Any) -> bool:
+    return type(value) is int and value > MAX_SAFE_INTEGER
+
+
+def _too_large_problem(loc: Location, value: int) -> Problem:
+    return loc, (
+        f"{value} is too large: the output is hashed as RFC 8785 JSON, "
+        f"whose integers stop at {MAX_SAFE_INTEGER}"
+    )
+
+
+def _candidate_integer_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Problem]:
+    for index, item in _indexed(candidates):
+        for name in ("tokens", "floor"):
+            if _too_large(value := item.get(name)):
+                yield _too_large_problem(("candidates", index, name), value)
+        forms = item.get("forms")
+        if isinstance(forms, list | tuple):
+            for position, form in enumerate(forms):
+                if isinstance(form, Mapping):
+                    for name in ("rank", "tokens"):
+                        if _too_large(value := form.get(name)):
+                            loc = ("candidates", index, "forms", position, name)
+                            yield _too_large_problem(loc, value)
+
+
+def _request_and_contract_integer_problems(document: Mapping[str, Any]) -> Iterator[Problem]:
+    request = document.get("request")
+    if isinstance(request, Mapping):
+        if _too_large(value := request.get("token_budget")):
+            yield _too_large_problem(("request", "token_budget"), value)
+        expected = request.get("expected_policy")
+        if isinstance(expected, Mapping) and _too_large(value := expected.get("version")):
+            yield _too_large_problem(("request", "expected_policy", "version"), value)
+    contract = document.get("contract")
+    if not isinstance(contract, Mapping):
+        return
+    policy = contract.get("policy")
+    if isinstance(policy, Mapping) and _too_large(value := policy.get("version")):
+        yield _too_large_problem(("contract", "policy", "version"), value)
+    propositions = contract.get("propositions")
+    if isinstance(propositions, list | tuple):
+        for index, item in enumerate(propositions):
+            if isinstance(item, Mapping) and _too_large(value := item.get("max_items")):
+                yield _too_large_problem(("contract", "propositions", index, "max_items"), value)
 
 
 def _indexed(candidates: list[Any] | tuple[Any, ...]) -> Iterator[tuple[int, Mapping[str, Any]]]:

@@ -200,3 +200,33 @@ def test_expected_policy_version_compares_as_a_number():
         candidate("a"), req=request(expected_policy={"name": "default", "version": "1"})
     )
     assert load_input(doc).request.expected_policy.version == 1
+
+
+HUGE = 2**60  # beyond RFC 8785's integers (±2**53 - 1), which the contract hash and plan id use
+
+
+def test_integers_the_output_hashes_cannot_carry_are_invalid_input_not_a_crash():
+    doc = document(
+        candidate(
+            "a", tokens=HUGE, floor=HUGE, forms=[{"rank": HUGE, "tokens": HUGE, "content": "x"}]
+        ),
+        con=contract(proposition("facility_limit", "facility_record", max_items=HUGE),
+                     policy={"version": HUGE}),
+        token_budget=HUGE,
+        expected_policy={"name": "default", "version": HUGE},
+    )
+    errors = errors_of(doc)
+    for loc in [
+        ("request", "token_budget"),
+        ("request", "expected_policy", "version"),
+        ("contract", "policy", "version"),
+        ("contract", "propositions", 0, "max_items"),
+        ("candidates", 0, "tokens"),
+        ("candidates", 0, "floor"),
+        ("candidates", 0, "forms", 0, "rank"),
+        ("candidates", 0, "forms", 0, "tokens"),
+    ]:
+        assert has(errors, loc, "too large"), (loc, errors)
+    # the largest safe integer is still fine
+    out = compile_doc(document(candidate("a"), token_budget=2**53 - 1))
+    assert out.result == "compiled"
