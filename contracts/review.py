@@ -91,6 +91,11 @@ NOT_APPROVED = "Version {number} is {status}; only an approved version can be pu
 NO_STANDING_APPROVAL = (
     "Version {number} has no approval of its current content; it must be reviewed again."
 )
+REPORT_CHANGED_SINCE_APPROVAL = (
+    "The impact report of version {number} changed after it was approved (a scenario, its "
+    "expectations or a corpus moved on), and the bundle would carry what no reviewer saw. "
+    "Return it to draft and submit it again, so that it is approved as it is now."
+)
 CANNOT_RETIRE = "Version {number} is {status}; it cannot be retired."
 CANNOT_WITHDRAW = "Version {number} is {status}; there is nothing to withdraw."
 UNKNOWN_SIGNER = "The bundle names '{username}', who is not a person in this workbench."
@@ -358,6 +363,12 @@ def version_publish(
     approvals = [a for a in approvals if a.reviewer_id not in author_ids]
     if not approvals:
         raise ValidationError(NO_STANDING_APPROVAL.format(number=locked.number))
+    # The approvers sign the scenarios and expectations the bundle carries: only approvals of
+    # the report as it is now count (it is memoised, so recomputing it costs little).
+    report_sha256 = report_for(locked).sha256
+    approvals = [a for a in approvals if a.report_sha256 == report_sha256]
+    if not approvals:
+        raise ValidationError(REPORT_CHANGED_SINCE_APPROVAL.format(number=locked.number))
     publisher_key = signing.active_key(actor)
     if publisher_key is None:
         raise ValidationError(NO_SIGNING_KEY.format(username=actor.get_username()))

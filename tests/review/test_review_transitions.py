@@ -283,3 +283,39 @@ def test_one_active_review_per_version_is_a_database_rule(submitted, owner):
         Review.objects.create(
             version=submitted, submitted_by=owner, version_lock=0, contract_sha256="0" * 64
         )
+
+
+def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
+    approved, owner, reviewer
+):
+    """The bundle carries the scenarios and their expectations, signed by the approver: the
+    approver must have seen them. Editing an expectation after the approval changes the impact
+    report the approval recorded, so publishing is refused until someone approves again."""
+    from scenarios import services as scenario_services
+    from scenarios.models import Scenario
+
+    scenario = Scenario.objects.filter(decision_type=approved.decision_type).first()
+    slot = next(iter(scenario.expected_slots))
+    flipped = "supported" if scenario.expected_slots[slot] != "supported" else "unknown"
+    scenario_services.scenario_update(
+        actor=owner,
+        scenario=scenario,
+        corpus=scenario.corpus,
+        expected_slots=scenario.expected_slots | {slot: flipped},
+    )
+    with pytest.raises(ValidationError) as caught:
+        review.version_publish(actor=owner, version=approved)
+    assert caught.value.messages == [review.REPORT_CHANGED_SINCE_APPROVAL.format(number=1)]
+    approved.refresh_from_db()
+    assert approved.status == "approved" and not Bundle.objects.exists()
+    # Return to draft, submit again, approve the current report: now it publishes.
+    approved = review.version_withdraw(
+        actor=owner, version=approved, expected_lock_version=approved.lock_version
+    )
+    approved = review.version_submit(
+        actor=owner, version=approved, expected_lock_version=approved.lock_version
+    )
+    report = review.report_for(approved)
+    review.version_approve(actor=reviewer, version=approved, report_sha256=report.sha256)
+    approved.refresh_from_db()
+    assert review.version_publish(actor=owner, version=approved).version_id == approved.pk
