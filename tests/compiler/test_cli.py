@@ -75,6 +75,26 @@ def test_unreadable_and_malformed_files_are_invalid_input(tmp_path):
     assert code == 2 and "not valid JSON" in err
 
 
+def test_text_that_is_not_unicode_is_invalid_input_not_a_crash(tmp_path):
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{"request": "\xff"}')
+    code, out, _ = run("compile", str(latin1), "--json")
+    assert code == 2
+    assert json.loads(out)["result"] == "invalid"
+    assert "UTF-8" in json.loads(out)["errors"][0]["msg"]
+
+    # A lone surrogate escape parses as JSON but is no text: it can be neither hashed nor printed.
+    doc = json.loads(ATLAS.read_text())
+    doc["candidates"][0]["content"] = "x\ud800"
+    doc["contract"]["version"] = "3\ud800"
+    lone = tmp_path / "lone.json"
+    lone.write_text(json.dumps(doc))  # ensure_ascii: written as the escape \\ud800
+    code, out, _ = run("compile", str(lone), "--json")
+    assert code == 2
+    errors = json.loads(out)["errors"]
+    assert [e["loc"] for e in errors] == [["candidates", 0, "content"], ["contract", "version"]]
+
+
 def test_compare_prints_the_three_way_comparison():
     code, out, _ = run("compare", str(CONTAMINATED), "--top-k", "5")
     assert code == 0
