@@ -428,7 +428,8 @@ def _keep_an_owner(decision_type: DecisionType, *, leaving: AbstractBaseUser) ->
 
 @transaction.atomic
 def version_start_draft(*, actor: Actor, decision_type: DecisionType) -> ContractVersion:
-    """Start the next draft from the latest version (the way to change a frozen contract)."""
+    """Start the next draft (the way to change a frozen contract) from the published version,
+    else the latest: a draft abandoned (retired) since must not carry its changes along."""
     _require(actor, f"contracts.{roles.EDIT}", decision_type)
     DecisionType.objects.select_for_update().get(pk=decision_type.pk)
     open_version = decision_type.versions.filter(status__in=ContractVersion.OPEN_STATUSES).first()
@@ -438,7 +439,10 @@ def version_start_draft(*, actor: Actor, decision_type: DecisionType) -> Contrac
                 number=open_version.number, status=open_version.get_status_display().lower()
             )
         )
-    parent = decision_type.versions.order_by("-number").first()
+    parent = (
+        decision_type.versions.filter(status=ContractVersion.Status.PUBLISHED).first()
+        or decision_type.versions.order_by("-number").first()
+    )
     number = (decision_type.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = ContractVersion(decision_type=decision_type, number=number, created_by=actor)
     if parent is not None:

@@ -319,3 +319,20 @@ def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
     review.version_approve(actor=reviewer, version=approved, report_sha256=report.sha256)
     approved.refresh_from_db()
     assert review.version_publish(actor=owner, version=approved).version_id == approved.pk
+
+
+def test_a_draft_started_after_an_abandoned_one_copies_the_published_contract(published, owner):
+    """Abandoning a draft (retiring it) must not carry its changes into the next one."""
+    version = published.version
+    abandoned = services.version_start_draft(actor=owner, decision_type=version.decision_type)
+    proposition = abandoned.propositions.get(key="waiver_valid")
+    services.proposition_delete(
+        actor=owner,
+        proposition=proposition,
+        expected_lock_version=abandoned.lock_version,
+    )
+    abandoned.refresh_from_db()
+    review.version_retire(actor=owner, version=abandoned)
+    fresh = services.version_start_draft(actor=owner, decision_type=version.decision_type)
+    assert fresh.parent_id == version.pk
+    assert "waiver_valid" in set(fresh.propositions.values_list("key", flat=True))
