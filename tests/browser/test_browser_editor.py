@@ -119,3 +119,16 @@ def test_viewer_has_no_edit_controls_and_a_post_is_refused(live_server, new_page
     )
     assert status == 403
     assert not draft.propositions.filter(key="sneaky").exists()
+
+
+def test_the_propositions_table_fits_its_card_on_a_laptop_screen(
+    live_server, new_page, sign_in, draft
+):
+    # At 1300 px the two-column workspace leaves the contract card ~750 px: the actions
+    # column (Edit ↑ ↓ Delete) and the class pickers used to stick out of the card.
+    page = new_page(viewport={"width": 1300, "height": 800})
+    sign_in(page, "olivia")
+    page.goto(editor_url(live_server, draft))
+    card = page.locator("#editor").bounding_box()
+    table = page.locator("table.propositions").bounding_box()
+    assert table["x"] + table["width"] <= card["x"] + card["width"] + 1
