@@ -10,7 +10,7 @@ from django import forms
 from compiler.codes import OrderRole, Requirement
 
 from .compiling import NOT_JSON
-from .models import Corpus, Scenario
+from .models import Corpus, CorpusCandidate, Scenario
 from .services import SCENARIO_REQUEST_FIELDS, SLOT_STATES
 
 NOT_CHECKED = ""
@@ -114,7 +114,19 @@ CANDIDATE_FIELDS = (
 LIST_FIELDS = ("allowed_roles", "allowed_purposes", "supports", "contradicts")
 
 
+class LockVersionField(forms.IntegerField):
+    """The row's `lock_version` when the form was opened (blank on a form that adds a row)."""
+
+    widget = forms.HiddenInput
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("min_value", 0)
+        super().__init__(**kwargs)
+
+
 class CandidateForm(forms.Form):
+    lock_version = LockVersionField()
     id = forms.CharField(max_length=200)
     entity = forms.CharField(max_length=200)
     evidence_class = forms.CharField(max_length=64)
@@ -144,12 +156,14 @@ class CandidateForm(forms.Form):
     )
 
     @classmethod
-    def for_candidate(cls, data: dict[str, Any] | None) -> CandidateForm:
-        if data is None:
+    def for_candidate(cls, row: CorpusCandidate | None) -> CandidateForm:
+        if row is None:
             return cls()
+        data = row.data
         initial = {k: data.get(k) for k in CANDIDATE_FIELDS if k in data}
         other = {k: v for k, v in data.items() if k not in CANDIDATE_FIELDS}
         initial["other"] = other or None
+        initial["lock_version"] = row.lock_version
         return cls(initial=initial)
 
     def clean_other(self) -> Any:
@@ -174,6 +188,7 @@ class CandidateForm(forms.Form):
 
 
 class ScenarioForm(forms.Form):
+    lock_version = LockVersionField()
     name = forms.CharField(max_length=160)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.none())
@@ -207,6 +222,7 @@ class ScenarioForm(forms.Form):
     def initial_for(cls, scenario: Scenario) -> dict[str, Any]:
         initial: dict[str, Any] = {f: getattr(scenario, f) for f in SCENARIO_REQUEST_FIELDS}
         initial["corpus"] = scenario.corpus_id
+        initial["lock_version"] = scenario.lock_version
         initial["check_admitted"] = scenario.expected_admitted is not None
         initial["expected_admitted"] = scenario.expected_admitted or []
         initial["check_rejected"] = scenario.expected_rejected is not None

@@ -56,6 +56,9 @@ class CorpusCandidate(models.Model):
     position = models.PositiveIntegerField(default=0)
     candidate_id = models.CharField(max_length=200)
     data = models.JSONField()
+    # Optimistic locking: the edit form carries it, every edit increments it (a stale form
+    # is refused). A replaced corpus carries each candidate's counter over.
+    lock_version = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["position", "id"]
@@ -101,6 +104,10 @@ class Scenario(models.Model):
     # Optional: the exact admitted ids / rejected ids, or null for "not checked".
     expected_admitted = models.JSONField(null=True, blank=True)
     expected_rejected = models.JSONField(null=True, blank=True)
+
+    # Optimistic locking: the edit and "take as expected" forms carry it, every change
+    # increments it, and a stale form is refused.
+    lock_version = models.PositiveIntegerField(default=0, editable=False)
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"

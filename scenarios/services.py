@@ -5,6 +5,13 @@ checked first, one audit event per change (through the contracts audit service),
 transaction. Editing corpora and scenarios needs the owner's `change_decisiontype`; starting a
 run needs that or the reviewer's `review_decisiontype` (a reviewer runs the suite to judge a
 version). Problems a person can fix are raised as `ValidationError` with the messages below.
+
+Optimistic locking, as in the contract editor: a scenario and a candidate each carry a
+`lock_version`; an edit passes the value its form was opened with (`expected_lock_version`),
+the row is locked (`select_for_update`), a stale value raises `contracts.services.EditConflict`
+and changes nothing, otherwise the change is applied and the counter incremented.
+`expected_lock_version=None` skips the comparison (commands and code that hold no form) but
+still increments the counter, so every open form goes stale.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from compiler.models import Candidate, Delegation
 from contracts import roles
 from contracts.documents import ContractInvalid, compiled_contract, document_sha256
 from contracts.models import ContractVersion, DecisionType, SourceClass
-from contracts.services import Actor, audit_record
+from contracts.services import Actor, EditConflict, audit_record
 
 from . import compiling
 from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
@@ -44,6 +51,14 @@ WRONG_VERSION = "That version belongs to another decision type."
 UNKNOWN_STATE = "'{state}' is not a slot state; use supported, contradicted, unknown or refused."
 NO_SCENARIOS = "There are no scenarios to run."
 CONTRACT_INVALID = "Version {number} is not a valid contract: {problems}"
+STALE_SCENARIO = (
+    "Someone else saved this scenario since you opened it; nothing was saved — "
+    "reload to see their version."
+)
+STALE_CANDIDATE = (
+    "Someone else saved this candidate since you opened it; nothing was saved — "
+    "reload to see their version."
+)
 
 # Seconds between progress commits of a running suite.
 PROGRESS_INTERVAL = 1.0
@@ -81,6 +96,12 @@ def _require_edit(actor: Actor, decision_type: DecisionType) -> None:
         raise PermissionDenied(NOT_ALLOWED)
 
 
+def _check_lock(row: Scenario | CorpusCandidate, expected: int | None, message: str) -> None:
+    """Refuse an edit based on an older revision of a row locked with select_for_update."""
+    if expected is not None and row.lock_version != expected:
+        raise EditConflict(message)
+
+
 # --------------------------------------------------------------------------- corpora
 
 
@@ -102,6 +123,7 @@ def corpus_import(
     valid = compiling.validate_corpus(document)
     corpus = Corpus.objects.select_for_update().filter(decision_type=decision_type, name=name)
     existing = corpus.first()
+    old_locks: dict[str, int] = {}
     if existing is not None and not replace:
         raise ValidationError({"name": DUPLICATE_CORPUS.format(name=name)})
     if existing is None:
@@ -111,13 +133,22 @@ def corpus_import(
         corpus_row.full_clean(exclude=["created_by", "decision_type"], validate_unique=False)
     else:
         corpus_row = existing
+        # The rows are replaced: carry each id's counter on, so an edit form opened before
+        # the import is stale rather than matching a fresh row's 0.
+        old_locks = dict(corpus_row.candidates.values_list("candidate_id", "lock_version"))
         corpus_row.candidates.all().delete()
         if description:
             corpus_row.description = description
     corpus_row.directory = valid.directory
     corpus_row.save()
     CorpusCandidate.objects.bulk_create(
-        CorpusCandidate(corpus=corpus_row, position=i, candidate_id=data["id"], data=data)
+        CorpusCandidate(
+            corpus=corpus_row,
+            position=i,
+            candidate_id=data["id"],
+            data=data,
+            lock_version=old_locks[data["id"]] + 1 if data["id"] in old_locks else 0,
+        )
         for i, data in enumerate(valid.candidates)
     )
     audit_record(
@@ -147,9 +178,17 @@ def _validation_error(exc: PydanticValidationError) -> ValidationError:
 
 @transaction.atomic
 def candidate_save(
-    *, actor: Actor, corpus: Corpus, data: Mapping[str, Any], original_id: str | None = None
+    *,
+    actor: Actor,
+    corpus: Corpus,
+    data: Mapping[str, Any],
+    original_id: str | None = None,
+    expected_lock_version: int | None = None,
 ) -> CorpusCandidate:
-    """Add one candidate, or replace the one stored as `original_id` (which may be renamed)."""
+    """Add one candidate, or replace the one stored as `original_id` (which may be renamed).
+
+    Replacing one refuses a stale `expected_lock_version` with `EditConflict`; the corpus row
+    is locked, which serialises every edit of its candidates."""
     corpus = Corpus.objects.select_for_update().select_related("decision_type").get(pk=corpus.pk)
     _require_edit(actor, corpus.decision_type)
     try:
@@ -163,6 +202,8 @@ def candidate_save(
     current = rows.get(original_id) if original_id is not None else None
     if original_id is not None and current is None:
         raise ValidationError({"id": f"'{original_id}' is no longer in this corpus."})
+    if current is not None:
+        _check_lock(current, expected_lock_version, STALE_CANDIDATE)
     if candidate.id in rows and rows[candidate.id] is not current:
         raise ValidationError({"id": DUPLICATE_CANDIDATE.format(id=candidate.id)})
     others = set(rows) - {original_id}
@@ -188,6 +229,7 @@ def candidate_save(
         before = None
     else:
         before = current.data
+        current.lock_version += 1
     current.candidate_id, current.data = candidate.id, stored
     current.save()
     corpus.save(update_fields=["updated_at"])
@@ -330,15 +372,22 @@ def scenario_create(
 
 @transaction.atomic
 def scenario_update(
-    *, actor: Actor, scenario: Scenario, corpus: Corpus, **changes: Any
+    *,
+    actor: Actor,
+    scenario: Scenario,
+    corpus: Corpus,
+    expected_lock_version: int | None = None,
+    **changes: Any,
 ) -> Scenario:
-    """Change any of `SCENARIO_FIELDS` (and the corpus)."""
+    """Change any of `SCENARIO_FIELDS` (and the corpus); a stale `expected_lock_version`
+    raises `EditConflict` and changes nothing."""
     current = (
         Scenario.objects.select_for_update()
         .select_related("decision_type", "corpus")
         .get(pk=scenario.pk)
     )
     _require_edit(actor, current.decision_type)
+    _check_lock(current, expected_lock_version, STALE_SCENARIO)
     unknown = set(changes) - set(SCENARIO_FIELDS)
     if unknown:
         raise TypeError(f"unknown scenario fields: {sorted(unknown)}")
@@ -353,6 +402,7 @@ def scenario_update(
         setattr(current, key, value)
     current.corpus = corpus
     current.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
+    current.lock_version += 1
     current.save()
     audit_record(
         actor=actor,
@@ -366,15 +416,22 @@ def scenario_update(
 
 @transaction.atomic
 def scenario_take_expected(
-    *, actor: Actor, scenario: Scenario, expectations: Mapping[str, Any], version: ContractVersion
+    *,
+    actor: Actor,
+    scenario: Scenario,
+    expectations: Mapping[str, Any],
+    version: ContractVersion,
+    expected_lock_version: int | None = None,
 ) -> Scenario:
     """Make the expectations those of a compile the person has just seen (see
     `selectors.expectation_preview`). Admitted/rejected ids are taken only when the
-    scenario already checks them."""
+    scenario already checks them. A stale `expected_lock_version` (the scenario was saved
+    since the page was shown) raises `EditConflict` and changes nothing."""
     current = (
         Scenario.objects.select_for_update().select_related("decision_type").get(pk=scenario.pk)
     )
     _require_edit(actor, current.decision_type)
+    _check_lock(current, expected_lock_version, STALE_SCENARIO)
     before = {
         "expected_slots": current.expected_slots,
         "expected_admitted": current.expected_admitted,
@@ -385,8 +442,15 @@ def scenario_take_expected(
         current.expected_admitted = list(expectations["expected_admitted"])
     if current.expected_rejected is not None:
         current.expected_rejected = list(expectations["expected_rejected"])
+    current.lock_version += 1
     current.save(
-        update_fields=["expected_slots", "expected_admitted", "expected_rejected", "updated_at"]
+        update_fields=[
+            "expected_slots",
+            "expected_admitted",
+            "expected_rejected",
+            "lock_version",
+            "updated_at",
+        ]
     )
     audit_record(
         actor=actor,

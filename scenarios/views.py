@@ -38,6 +38,10 @@ EXPECTATIONS_MOVED = (
 )
 RUN_QUEUED = "Run {pk} queued: {total} scenario(s) against version {number}."
 
+# What an edit without its form's lock value is compared as: never current, so a post that
+# does not say which revision it was based on is refused (409) rather than saved blindly.
+NO_LOCK = -1
+
 DEFAULT_TOP_K = 5
 
 
@@ -167,29 +171,38 @@ def candidate_edit(
         if existing is None:
             raise Http404("No such candidate.")
     status = 200
+    conflict = None
     if request.method == "POST":
         form = forms.CandidateForm(request.POST)
+        status = 422
         if form.is_valid():
+            lock = form.cleaned_data["lock_version"]
             try:
                 saved = services.candidate_save(
                     actor=request.user,
                     corpus=corpus,
                     data=form.candidate(),
                     original_id=candidate_id,
+                    expected_lock_version=None
+                    if existing is None
+                    else (NO_LOCK if lock is None else lock),
                 )
+            except services.EditConflict as exc:
+                # Nothing saved; the bound form keeps everything the person typed.
+                conflict, status = exc.message, 409
             except ValidationError as exc:
                 _form_errors(form, exc, fallback="other")
             else:
                 messages.success(request, CANDIDATE_SAVED.format(id=saved.candidate_id))
                 return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
-        status = 422
     else:
-        form = forms.CandidateForm.for_candidate(existing.data if existing else None)
+        form = forms.CandidateForm.for_candidate(existing)
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
         "form": form,
         "candidate_id": candidate_id,
+        "conflict": conflict,
     }
     return render(request, _template(request, "candidate_form", "form"), context, status=status)
 
@@ -221,9 +234,12 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
         propositions=propositions,
     )
     status = 200
+    conflict = None
     if request.method == "POST":
+        status = 422
         if form.is_valid():
             fields = form.service_fields()
+            lock = form.cleaned_data["lock_version"]
             try:
                 if scenario is None:
                     scenario = services.scenario_create(
@@ -237,15 +253,23 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
                         actor=request.user,
                         scenario=scenario,
                         corpus=form.cleaned_data["corpus"],
+                        expected_lock_version=NO_LOCK if lock is None else lock,
                         **fields,
                     )
+            except services.EditConflict as exc:
+                # Nothing saved; the bound form keeps everything the person typed.
+                conflict, status = exc.message, 409
             except ValidationError as exc:
                 _form_errors(form, exc)
             else:
                 messages.success(request, SCENARIO_SAVED.format(name=scenario.name))
                 return redirect("scenarios:scenario_detail", key=key, pk=scenario.pk)
-        status = 422
-    context = {"decision_type": decision_type, "scenario": scenario, "form": form}
+    context = {
+        "decision_type": decision_type,
+        "scenario": scenario,
+        "form": form,
+        "conflict": conflict,
+    }
     return render(request, _template(request, "scenario_form", "form"), context, status=status)
 
 
@@ -294,12 +318,19 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
     if preview is None or request.POST.get("token") != context["token"]:
         context["conflict"] = EXPECTATIONS_MOVED
         return render(request, _template(request, "scenario", "result"), context, status=409)
-    services.scenario_take_expected(
-        actor=request.user,
-        scenario=scenario,
-        expectations=preview.expectations,
-        version=preview.version,
-    )
+    lock = _int(request.POST.get("lock_version"))
+    try:
+        services.scenario_take_expected(
+            actor=request.user,
+            scenario=scenario,
+            expectations=preview.expectations,
+            version=preview.version,
+            expected_lock_version=NO_LOCK if lock is None else lock,
+        )
+    except services.EditConflict as exc:
+        # The scenario was saved since the page was shown: nothing taken; show it as it is.
+        context["conflict"] = exc.message
+        return render(request, _template(request, "scenario", "result"), context, status=409)
     taken = EXPECTATIONS_TAKEN.format(name=scenario.name, number=preview.version.number)
     if request.htmx:
         scenario.refresh_from_db()

@@ -82,7 +82,9 @@ def test_edit_one_candidate_in_a_form(as_owner, corpus):
     edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
     page = as_owner.get(edit).content.decode()
     assert "The relationship manager says renewal was requested." in page
+    assert 'name="lock_version" value="0"' in page
     form = {
+        "lock_version": "0",
         "id": "rm-note-N7",
         "entity": "ATLAS-IN-01",
         "evidence_class": "case_note",
@@ -102,11 +104,14 @@ def test_edit_one_candidate_in_a_form(as_owner, corpus):
     assert response.status_code == 302
     stored = corpus.candidates.get(candidate_id="rm-note-N7").data
     assert stored["content"] == "Manager already approved this." and stored["relevance"] == 0.97
+    form["lock_version"] = "1"
     response = as_owner.post(edit, form | {"other": '{"depends_on": ["ghost"]}'})
     assert response.status_code == 422
     assert escape(services.MISSING_DEPENDENCY.format(ref="ghost")) in response.content.decode()
     add = url("candidate_add", key=KEY, pk=corpus.pk)
-    response = as_owner.post(add, form | {"id": "email-1", "other": '{"denied_roles": ["x"]}'})
+    response = as_owner.post(
+        add, form | {"lock_version": "", "id": "email-1", "other": '{"denied_roles": ["x"]}'}
+    )
     assert response.status_code == 302
     assert corpus.candidates.get(candidate_id="email-1").data["denied_roles"] == ["x"]
 
@@ -137,6 +142,7 @@ def test_create_a_scenario_in_a_form(as_owner, corpus):
     response = as_owner.post(
         url("scenario_edit", key=KEY, pk=scenario.pk),
         {
+            "lock_version": "0",
             "name": "renamed",
             "corpus": corpus.pk,
             "principal": "maya",
@@ -170,6 +176,7 @@ def test_scenario_page_shows_the_packet_and_what_taking_it_would_change(
     assert "Superseded continuation wording." not in page
     assert "Approved overdraft limit: 2.0m." in page
     token = page.split('name="token" value="')[1].split('"')[0]
+    assert 'name="lock_version" value="0"' in page
     response = as_owner.post(
         url("scenario_take_expected", key=KEY, pk=scenario.pk),
         {"version": 1, "token": "stale"},
@@ -178,7 +185,7 @@ def test_scenario_page_shows_the_packet_and_what_taking_it_would_change(
     assert response.status_code == 409 and views.EXPECTATIONS_MOVED in response.content.decode()
     response = as_owner.post(
         url("scenario_take_expected", key=KEY, pk=scenario.pk),
-        {"version": 1, "token": token},
+        {"version": 1, "token": token, "lock_version": 0},
         headers=HTMX,
     )
     page = response.content.decode()
@@ -297,6 +304,7 @@ def test_form_errors_name_the_field_they_are_about(as_owner, corpus, scenario):
     response = as_owner.post(
         url("scenario_edit", key=KEY, pk=scenario.pk),
         {
+            "lock_version": "0",
             "name": "renamed",
             "corpus": corpus.pk,
             "principal": "maya",
@@ -314,6 +322,7 @@ def test_form_errors_name_the_field_they_are_about(as_owner, corpus, scenario):
     assert "on_behalf_of: Field required" in page
     edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
     form = {
+        "lock_version": "0",
         "id": "rm-note-N7",
         "entity": "ATLAS-IN-01",
         "evidence_class": "case_note",
