@@ -342,3 +342,25 @@ def test_form_errors_name_the_field_they_are_about(as_owner, corpus, scenario):
     response = as_owner.post(edit, form | {"tokens": str(10**22)})
     assert response.status_code == 422
     assert "RFC 8785" in response.content.decode()
+
+
+def test_the_diff_says_none_when_nothing_is_newly_rejected(as_owner, finished_run):
+    from scenarios import selectors
+
+    variants = finished_run.results.exclude(perturbation="")
+    quiet = next(
+        r for r in variants if not selectors.result_diff(result=r, focus=None).rejected_added
+    )
+    page = as_owner.get(
+        url("result_diff", key=KEY, run_pk=finished_run.pk, pk=quiet.pk), headers=HTMX
+    ).content.decode()
+    newly = page.split("Newly rejected:")[1].split("No longer rejected:")[0]
+    assert '<p class="none">none</p>' in newly and "<li>" not in newly
+
+
+def test_pages_link_a_favicon_that_exists(as_owner, atlas):
+    from django.contrib.staticfiles import finders
+
+    page = as_owner.get(url("index")).content.decode()
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+    assert finders.find("favicon.svg")
