@@ -37,6 +37,10 @@ EXPECTATIONS_MOVED = (
     "Here is the current result; take it again if it is still what you expect."
 )
 RUN_QUEUED = "Run {pk} queued: {total} scenario(s) against version {number}."
+CANDIDATE_GONE = (
+    "Someone else renamed or removed candidate '{id}' since you opened it; nothing was saved. "
+    "What you typed is still below: copy it, then add the candidate again if it is needed."
+)
 
 # What an edit without its form's lock value is compared as: never current, so a post that
 # does not say which revision it was based on is refused (409) rather than saved blindly.
@@ -66,6 +70,11 @@ def _form_errors(form: Any, error: ValidationError, fallback: str | None = None)
 def _require_edit(request: HttpRequest, decision_type: Any) -> None:
     if not services.can_edit(request.user, decision_type):
         raise PermissionDenied(services.NOT_ALLOWED)
+
+
+def _lock(value: int | None) -> int:
+    """The lock value an edit form posted; a post without one is never current."""
+    return NO_LOCK if value is None else value
 
 
 def _int(value: str | None) -> int | None:
@@ -168,14 +177,17 @@ def candidate_edit(
     existing = None
     if candidate_id is not None:
         existing = corpus.candidates.filter(candidate_id=candidate_id).first()
-        if existing is None:
+        if existing is None and request.method != "POST":
             raise Http404("No such candidate.")
     status = 200
     conflict = None
     if request.method == "POST":
         form = forms.CandidateForm(request.POST)
         status = 422
-        if form.is_valid():
+        if candidate_id is not None and existing is None:
+            # Renamed or removed while this form was open: keep what was typed on the page.
+            conflict, status = CANDIDATE_GONE.format(id=candidate_id), 409
+        elif form.is_valid():
             lock = form.cleaned_data["lock_version"]
             try:
                 saved = services.candidate_save(
@@ -183,9 +195,8 @@ def candidate_edit(
                     corpus=corpus,
                     data=form.candidate(),
                     original_id=candidate_id,
-                    expected_lock_version=None
-                    if existing is None
-                    else (NO_LOCK if lock is None else lock),
+                    # An added candidate has no revision to compare with.
+                    expected_lock_version=None if existing is None else _lock(lock),
                 )
             except services.EditConflict as exc:
                 # Nothing saved; the bound form keeps everything the person typed.
@@ -253,7 +264,7 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
                         actor=request.user,
                         scenario=scenario,
                         corpus=form.cleaned_data["corpus"],
-                        expected_lock_version=NO_LOCK if lock is None else lock,
+                        expected_lock_version=_lock(lock),
                         **fields,
                     )
             except services.EditConflict as exc:
@@ -325,7 +336,7 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
             scenario=scenario,
             expectations=preview.expectations,
             version=preview.version,
-            expected_lock_version=NO_LOCK if lock is None else lock,
+            expected_lock_version=_lock(lock),
         )
     except services.EditConflict as exc:
         # The scenario was saved since the page was shown: nothing taken; show it as it is.

@@ -252,3 +252,25 @@ def test_replacing_a_corpus_makes_open_candidate_forms_stale(as_owner, owner, at
     assert set(CorpusCandidate.objects.values_list("lock_version", flat=True)) == {1}
     edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
     assert as_owner.post(edit, candidate_form()).status_code == 409
+
+
+def test_a_candidate_renamed_by_someone_else_keeps_the_input(as_owner, owner, corpus):
+    edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
+    row = corpus.candidates.get(candidate_id="rm-note-N7")
+    services.candidate_save(
+        actor=owner,
+        corpus=corpus,
+        data=row.data | {"id": "rm-note-N7b"},
+        original_id="rm-note-N7",
+        expected_lock_version=0,
+    )
+    response = as_owner.post(edit, candidate_form(content="My long, careful rewrite."))
+    page = response.content.decode()
+    assert response.status_code == 409
+    assert escape(views.CANDIDATE_GONE.format(id="rm-note-N7")) in page
+    assert "My long, careful rewrite." in page
+    assert not corpus.candidates.filter(candidate_id="rm-note-N7").exists()
+    assert corpus.candidates.get(candidate_id="rm-note-N7b").data["content"] != (
+        "My long, careful rewrite."
+    )
+    assert as_owner.get(edit).status_code == 404
