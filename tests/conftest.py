@@ -61,6 +61,13 @@ def owner(make_user):
 
 
 @pytest.fixture
+def as_owner(client, owner):
+    """The test client, signed in as the Atlas type's owner."""
+    client.force_login(owner)
+    return client
+
+
+@pytest.fixture
 def other_owner(make_user):
     from contracts import roles
 

@@ -26,12 +26,6 @@ def url(name, **kwargs):
     return reverse(f"scenarios:{name}", kwargs=kwargs)
 
 
-@pytest.fixture
-def as_owner(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def scenario_form(corpus, **changes):
     return {
         "lock_version": "0",

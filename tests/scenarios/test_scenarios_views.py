@@ -22,12 +22,6 @@ def url(name, **kwargs):
     return reverse(f"scenarios:{name}", kwargs=kwargs)
 
 
-@pytest.fixture
-def as_owner(client, owner):
-    client.force_login(owner)
-    return client
-
-
 def test_index_and_suite_pages(as_owner, scenario, corpus):
     page = as_owner.get(url("index")).content.decode()
     assert KEY in page

@@ -30,12 +30,6 @@ def keys(draft):
 
 
 @pytest.fixture
-def as_owner(client, owner):
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
 def as_viewer(client, viewer):
     client.force_login(viewer)
     return client
