@@ -35,7 +35,14 @@ def default_role_order() -> list[str]:
     return list(DEFAULT_ROLE_ORDER)
 
 
-class SourceClass(models.Model):
+class CatalogueFieldValues:
+    """For a source class and a proposal for one: the values a catalogue change may set."""
+
+    def field_values(self) -> dict[str, Any]:
+        return {field: getattr(self, field) for field in SOURCE_CLASS_FIELDS}
+
+
+class SourceClass(CatalogueFieldValues, models.Model):
     """A kind of evidence, e.g. `approved_waiver`. Candidates carry exactly one."""
 
     class AuthorityTier(models.IntegerChoices):
@@ -73,7 +80,6 @@ class SourceClass(models.Model):
     def __str__(self) -> str:
         return self.key
 
-
 # The fields of a source class a catalogue change may set (the key is fixed once created).
 SOURCE_CLASS_FIELDS: tuple[str, ...] = (
     "label",
@@ -95,12 +101,13 @@ def source_class_changes(
     }
 
 
-class SourceClassProposal(models.Model):
+class SourceClassProposal(CatalogueFieldValues, models.Model):
     """A policy owner's proposed catalogue change, decided by a catalogue manager.
 
     `source_class` is the class to change, or null for a proposed new class (then `key` is
-    the new class's key). The proposed values are the whole state of the class after the
-    change; accepting applies them, rejecting records why."""
+    the new class's key). `proposed_fields` names the fields the proposer changed; accepting
+    sets those (and only those: a later edit of another field is kept) to the values stored
+    here, rejecting records why."""
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
@@ -119,6 +126,7 @@ class SourceClassProposal(models.Model):
     )
     weak = models.BooleanField(default=False)
     retired = models.BooleanField(default=False)
+    proposed_fields = models.JSONField(default=list, blank=True)
     reason = models.TextField(blank=True, help_text="Why the catalogue should change.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     proposed_by = models.ForeignKey(
@@ -153,8 +161,11 @@ class SourceClassProposal(models.Model):
     def is_open(self) -> bool:
         return self.status == self.Status.OPEN
 
-    def proposed_state(self) -> dict[str, Any]:
-        return {field: getattr(self, field) for field in SOURCE_CLASS_FIELDS}
+    def applied_to(self, current: dict[str, Any]) -> dict[str, Any]:
+        """The class's field values once this proposal is applied to `current` ({} for a
+        proposed new class)."""
+        fields = SOURCE_CLASS_FIELDS if self.source_class_id is None else self.proposed_fields
+        return {**current, **{field: getattr(self, field) for field in fields}}
 
 
 class DecisionType(models.Model):
@@ -545,6 +556,15 @@ class AuditEvent(models.Model):
             return AuditAction(self.action).label
         except ValueError:
             return self.action
+
+    @property
+    def field_changes(self) -> list[tuple[str, Any, Any]]:
+        """(field, before, after) for events whose `changes` map fields to values (a
+        catalogue change); empty for the others."""
+        before, after = self.changes.get("before"), self.changes.get("after")
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            return []
+        return [(field, before.get(field), value) for field, value in after.items()]
 
 
 # --------------------------------------------------------------------------- review

@@ -26,7 +26,6 @@ from .documents import (
 )
 from .lint import Finding, lint_document
 from .models import (
-    SOURCE_CLASS_FIELDS,
     AuditEvent,
     ContractVersion,
     DecisionType,
@@ -230,7 +229,7 @@ def source_class_impact(*, user: User, key: str, after: dict[str, Any]) -> Catal
     the change adds and removes for each. `after` holds the class's proposed field values."""
     before_catalogue = source_class_catalogue()
     current = before_catalogue.get(key)
-    before = {field: getattr(current, field) for field in SOURCE_CLASS_FIELDS} if current else {}
+    before = current.field_values() if current else {}
     after_catalogue = {**before_catalogue, key: SourceClass(key=key, **after)}
     visible = set(decision_types_for_user(user=user).values_list("pk", flat=True))
     affected, hidden = [], set()

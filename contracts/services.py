@@ -30,7 +30,6 @@ from .documents import (
     validate_document,
 )
 from .models import (
-    SOURCE_CLASS_FIELDS,
     Approval,
     AuditAction,
     AuditEvent,
@@ -291,7 +290,7 @@ def source_class_create(
     if SourceClass.objects.filter(key=key).exists():
         raise ValidationError({"key": DUPLICATE_SOURCE_CLASS})
     source_class.save()
-    after = _source_class_state(source_class)
+    after = source_class.field_values()
     audit_record(
         actor=actor,
         action=AuditAction.SOURCE_CLASS_PROPOSAL_ACCEPTED
@@ -324,11 +323,11 @@ def source_class_update(
     current = SourceClass.objects.select_for_update().get(pk=source_class.pk)
     if current.lock_version != expected_lock_version:
         raise EditConflict(STALE_PROPOSAL if proposal else STALE_SOURCE_CLASS)
-    before = _source_class_state(current)
+    before = current.field_values()
     current.label, current.description = label, description
     current.authority_tier, current.weak, current.retired = authority_tier, weak, retired
     _full_clean(current)
-    changed = source_class_changes(before, _source_class_state(current))
+    changed = source_class_changes(before, current.field_values())
     if not changed:
         raise ValidationError(NO_CATALOGUE_CHANGE)
     current.lock_version += 1
@@ -349,10 +348,6 @@ def source_class_update(
         | ({"proposal": proposal.pk} if proposal else {}),
     )
     return current
-
-
-def _source_class_state(source_class: SourceClass) -> dict[str, Any]:
-    return {field: getattr(source_class, field) for field in SOURCE_CLASS_FIELDS}
 
 
 @transaction.atomic
@@ -386,10 +381,11 @@ def source_class_propose(
     _full_clean(proposal, exclude=["proposed_by", "decided_by"])
     if source_class is None and SourceClass.objects.filter(key=proposal.key).exists():
         raise ValidationError({"key": DUPLICATE_SOURCE_CLASS})
-    before = _source_class_state(source_class) if source_class is not None else {}
-    changed = source_class_changes(before, proposal.proposed_state())
+    before = source_class.field_values() if source_class is not None else {}
+    changed = source_class_changes(before, proposal.field_values())
     if not changed:
         raise ValidationError(NO_CATALOGUE_CHANGE)
+    proposal.proposed_fields = list(changed)
     proposal.save()
     audit_record(
         actor=actor,
@@ -432,14 +428,14 @@ def source_class_proposal_accept(
     _require_catalogue_manager(actor)
     locked = _lock_open_proposal(proposal)
     if locked.source_class is None:
-        source_class_create(actor=actor, key=locked.key, proposal=locked, **locked.proposed_state())
+        source_class_create(actor=actor, key=locked.key, proposal=locked, **locked.applied_to({}))
     else:
         source_class_update(
             actor=actor,
             source_class=locked.source_class,
             expected_lock_version=-1 if expected_lock_version is None else expected_lock_version,
             proposal=locked,
-            **locked.proposed_state(),
+            **locked.applied_to(locked.source_class.field_values()),
         )
     return _decide(locked, actor=actor, status=SourceClassProposal.Status.ACCEPTED, note=note)
 

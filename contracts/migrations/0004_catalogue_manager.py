@@ -73,6 +73,7 @@ class Migration(migrations.Migration):
                 ('authority_tier', models.PositiveSmallIntegerField(choices=[(1, 'System of record'), (2, 'Approved instrument'), (3, 'Controlled document'), (4, 'Informal')], default=3)),
                 ('weak', models.BooleanField(default=False)),
                 ('retired', models.BooleanField(default=False)),
+                ('proposed_fields', models.JSONField(blank=True, default=list)),
                 ('reason', models.TextField(blank=True, help_text='Why the catalogue should change.')),
                 ('status', models.CharField(choices=[('open', 'Open'), ('accepted', 'Accepted'), ('rejected', 'Rejected')], default='open', max_length=16)),
                 ('proposed_at', models.DateTimeField(auto_now_add=True)),

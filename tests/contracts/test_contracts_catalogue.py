@@ -230,6 +230,16 @@ def test_accepting_after_the_class_changed_saves_nothing(catalogue, owner, catal
     assert SourceClass.objects.get(key="case_note").weak is True
 
 
+def test_accepting_sets_only_the_proposed_fields(catalogue, owner, catalogue_manager):
+    proposal = propose(owner, catalogue["case_note"], weak=False)
+    renamed = update(catalogue_manager, catalogue["case_note"], label="Relationship note")
+    services.source_class_proposal_accept(
+        actor=catalogue_manager, proposal=proposal, expected_lock_version=renamed.lock_version
+    )
+    note = SourceClass.objects.get(key="case_note")
+    assert (note.label, note.weak) == ("Relationship note", False)
+
+
 @pytest.mark.parametrize("person", ["owner", "viewer", "reviewer"])
 def test_only_catalogue_managers_decide_proposals(person, request, catalogue, owner):
     proposal = propose(owner, catalogue["case_note"], weak=False)
