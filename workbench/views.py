@@ -332,11 +332,16 @@ def source_class_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _catalogue_values(form: forms.forms.Form) -> dict[str, Any]:
+    return {f: form.cleaned_data[f] for f in forms.SourceClassEditForm.Meta.fields}
+
+
 def _catalogue_preview(
-    request: HttpRequest, context: dict[str, Any], *, key: str, after: dict[str, Any]
+    request: HttpRequest, context: dict[str, Any], *, key: str
 ) -> HttpResponse | None:
     """Before a change is saved: the page showing what it does, with a confirm button.
     None when the POST is the confirmation. A change that changes nothing is refused."""
+    after = _catalogue_values(context["form"])
     impact = selectors.source_class_impact(user=request.user, key=key, after=after)
     if not impact.changes:
         context["form"].add_error(None, services.NO_CATALOGUE_CHANGE)
@@ -359,12 +364,11 @@ def source_class_create(request: HttpRequest) -> HttpResponse:
         if key in selectors.source_class_catalogue():
             form.add_error("key", services.DUPLICATE_SOURCE_CLASS)
             return render(request, CATALOGUE_FORM, context, status=422)
-        values = {f: form.cleaned_data[f] for f in forms.SourceClassEditForm.Meta.fields}
-        preview = _catalogue_preview(request, context, key=key, after=values)
+        preview = _catalogue_preview(request, context, key=key)
         if preview is not None:
             return preview
         try:
-            services.source_class_create(actor=request.user, key=key, **values)
+            services.source_class_create(actor=request.user, key=key, **_catalogue_values(form))
         except ValidationError as error:
             _form_errors(form, error)
         else:
@@ -390,8 +394,7 @@ def source_class_edit(request: HttpRequest, key: str) -> HttpResponse:
     context["form"] = form
     if not form.is_valid():
         return render(request, CATALOGUE_FORM, context, status=422)
-    values = {f: form.cleaned_data[f] for f in forms.SourceClassEditForm.Meta.fields}
-    preview = _catalogue_preview(request, context, key=key, after=values)
+    preview = _catalogue_preview(request, context, key=key)
     if preview is not None:
         return preview
     try:
@@ -399,7 +402,7 @@ def source_class_edit(request: HttpRequest, key: str) -> HttpResponse:
             actor=request.user,
             source_class=source_class,
             expected_lock_version=form.cleaned_data["lock_version"],
-            **values,
+            **_catalogue_values(form),
         )
     except services.EditConflict as error:
         source_class.refresh_from_db()

@@ -15,14 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def state(source_class: SourceClass, **changes) -> dict:
     """The class's editable fields, with some changed."""
-    values = {
-        "label": source_class.label,
-        "description": source_class.description,
-        "authority_tier": source_class.authority_tier,
-        "weak": source_class.weak,
-        "retired": source_class.retired,
-    }
-    return values | changes
+    return source_class.field_values() | changes
 
 
 def update(actor, source_class: SourceClass, **changes) -> SourceClass:

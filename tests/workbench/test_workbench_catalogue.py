@@ -18,14 +18,7 @@ def posted(key, **changes):
     """The edit form's values for a class as it is now, with some changed (a checkbox is
     posted as "on" when ticked and left out when not)."""
     source_class = SourceClass.objects.get(key=key)
-    values = {
-        "label": source_class.label,
-        "description": source_class.description,
-        "authority_tier": source_class.authority_tier,
-        "weak": source_class.weak,
-        "retired": source_class.retired,
-        "lock_version": source_class.lock_version,
-    } | changes
+    values = source_class.field_values() | {"lock_version": source_class.lock_version} | changes
     return {k: ("on" if v is True else v) for k, v in values.items() if v is not False}
 
 
@@ -33,6 +26,15 @@ def posted(key, **changes):
 def as_manager(client, catalogue_manager):
     client.force_login(catalogue_manager)
     return client
+
+
+@pytest.fixture
+def proposal(catalogue, owner):
+    """olivia's open proposal: case notes are no longer weak."""
+    note = catalogue["case_note"]
+    return services.source_class_propose(
+        actor=owner, source_class=note, **(note.field_values() | {"weak": False})
+    )
 
 
 def edit_url(key):
@@ -183,15 +185,8 @@ def test_an_owner_proposes_and_a_manager_accepts(client, catalogue, owner, catal
 
 
 def test_a_rejection_needs_a_reason_the_proposer_then_reads(
-    client, catalogue, owner, catalogue_manager
+    client, proposal, owner, catalogue_manager
 ):
-    proposal = services.source_class_propose(
-        actor=owner,
-        source_class=catalogue["case_note"],
-        label="Case note",
-        description=catalogue["case_note"].description,
-        authority_tier=4,
-    )
     client.force_login(catalogue_manager)
     reject = reverse("source_class_proposal_reject", kwargs={"pk": proposal.pk})
     response = client.post(reject, {"note": ""})
@@ -216,15 +211,8 @@ def test_an_owner_proposes_a_new_class(client, catalogue, owner):
 
 
 def test_owners_cannot_decide_and_others_cannot_see_a_proposal(
-    client, catalogue, owner, other_owner, viewer
+    client, proposal, owner, other_owner, viewer
 ):
-    proposal = services.source_class_propose(
-        actor=owner,
-        source_class=catalogue["case_note"],
-        label="Case note",
-        description=catalogue["case_note"].description,
-        authority_tier=4,
-    )
     client.force_login(owner)
     accept = reverse("source_class_proposal_accept", kwargs={"pk": proposal.pk})
     response = client.post(accept, {"confirm": "1", "lock_version": 0})
