@@ -403,7 +403,8 @@ def source_class_propose(
 
 def _lock_open_proposal(proposal: SourceClassProposal) -> SourceClassProposal:
     locked = (
-        SourceClassProposal.objects.select_for_update()
+        # Only the proposal's row: PostgreSQL cannot lock the nullable side of the class join.
+        SourceClassProposal.objects.select_for_update(of=("self",))
         .select_related("source_class", "proposed_by")
         .get(pk=proposal.pk)
     )
