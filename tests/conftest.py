@@ -93,7 +93,7 @@ def viewer(make_user):
 def catalogue_manager(make_user):
     from contracts import roles
 
-    return make_user("cora", roles.CATALOGUE_MANAGERS)
+    return make_user("cleo", roles.CATALOGUE_MANAGERS)
 
 
 @pytest.fixture

@@ -181,7 +181,7 @@ def test_an_owner_proposes_and_a_manager_accepts(client, catalogue, owner, catal
 
     client.force_login(owner)
     mine = client.get(reverse("source_class_list")).content.decode()
-    assert 'data-status="accepted"' in mine and "by cora" in mine
+    assert 'data-status="accepted"' in mine and "by cleo" in mine
 
 
 def test_a_rejection_needs_a_reason_the_proposer_then_reads(
