@@ -36,8 +36,9 @@ PEOPLE = (
     DemoPerson("olivia", "Olivia Owner", roles.POLICY_OWNERS, "olivia-local-demo"),
     DemoPerson("rafael", "Rafael Reviewer", roles.RISK_REVIEWERS, "rafael-local-demo"),
     DemoPerson("vera", "Vera Viewer", roles.VIEWERS, "vera-local-demo"),
+    DemoPerson("cora", "Cora Cataloguer", roles.CATALOGUE_MANAGERS, "cora-local-demo"),
 )
-OWNER, REVIEWER, VIEWER = (p.username for p in PEOPLE)
+OWNER, REVIEWER, VIEWER, CATALOGUE_MANAGER = (p.username for p in PEOPLE)
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ class DemoContract:
     purposes: tuple[str, ...]
     propositions: tuple[DemoProposition, ...]
     reviewers: tuple[str, ...] = (REVIEWER,)
-    viewers: tuple[str, ...] = (VIEWER,)
+    # The catalogue manager reads the demo types, so a catalogue change's impact names them.
+    viewers: tuple[str, ...] = (VIEWER, CATALOGUE_MANAGER)
 
 
 ATLAS = DemoContract(
@@ -145,7 +147,7 @@ ATLAS_V2_CHANGE = ("waiver_valid", "committee_record", "case_note")
 def load(out: TextIO) -> None:
     users = {person.username: _person(person) for person in PEOPLE}
     owner = users[OWNER]
-    create_source_classes(actor=owner)
+    create_source_classes(actor=users[CATALOGUE_MANAGER])
     for contract in CONTRACTS:
         if not DecisionType.objects.filter(key=contract.key).exists():
             create_contract(
@@ -160,7 +162,8 @@ def load(out: TextIO) -> None:
 
 
 def create_source_classes(*, actor) -> None:
-    """Create the demo catalogue's classes that do not exist yet."""
+    """Create the demo catalogue's classes that do not exist yet (`actor` manages the
+    catalogue)."""
     existing = set(SourceClass.objects.values_list("key", flat=True))
     for source_class in SOURCE_CLASSES:
         if source_class.key not in existing:

@@ -1,8 +1,9 @@
 """Site groups and the per-decision-type roles granted with django-guardian.
 
 Site groups say what a person may do across the site (a policy owner may create decision
-types and edit the source-class catalogue). What they may do with one decision type is an
-object permission on it, granted per person by `services.access_grant`.
+types and propose catalogue changes; a catalogue manager changes the shared source-class
+catalogue, which every decision type's lint and compile read). What they may do with one
+decision type is an object permission on it, granted per person by `services.access_grant`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from guardian.shortcuts import get_user_perms, get_users_with_perms
 POLICY_OWNERS = "Policy owners"
 RISK_REVIEWERS = "Risk reviewers"
 VIEWERS = "Viewers"
+CATALOGUE_MANAGERS = "Catalogue managers"
+
+MANAGE_CATALOGUE = "contracts.manage_catalogue"
+PROPOSE_CATALOGUE_CHANGE = "contracts.add_sourceclassproposal"
 
 VIEW = "view_decisiontype"
 EDIT = "change_decisiontype"
@@ -23,14 +28,14 @@ REVIEW = "review_decisiontype"
 
 # Site-wide (model-level) permissions of each group, as "app_label.codename".
 GROUP_PERMISSIONS: dict[str, tuple[str, ...]] = {
-    POLICY_OWNERS: (
-        "contracts.add_decisiontype",
-        "contracts.add_sourceclass",
-        "contracts.change_sourceclass",
-    ),
+    POLICY_OWNERS: ("contracts.add_decisiontype", PROPOSE_CATALOGUE_CHANGE),
     RISK_REVIEWERS: (),
     VIEWERS: (),
+    CATALOGUE_MANAGERS: (MANAGE_CATALOGUE,),
 }
+
+# Granted to policy owners before catalogue managers existed; migration 0004 takes them back.
+FORMER_POLICY_OWNER_PERMISSIONS = ("contracts.add_sourceclass", "contracts.change_sourceclass")
 
 
 class Role(StrEnum):
@@ -73,7 +78,7 @@ def people_with_roles(decision_type: Any) -> list[tuple[Any, Role]]:
 
 
 def ensure_site_groups(**kwargs: Any) -> None:
-    """Create the three site groups with their permissions; safe to call any number of times."""
+    """Create the site groups with their permissions; safe to call any number of times."""
     for name, perms in GROUP_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
         wanted = []

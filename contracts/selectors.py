@@ -25,7 +25,14 @@ from .documents import (
     validate_document,
 )
 from .lint import Finding, lint_document
-from .models import AuditEvent, ContractVersion, DecisionType, SourceClass
+from .models import (
+    AuditEvent,
+    ContractVersion,
+    DecisionType,
+    SourceClass,
+    SourceClassProposal,
+    source_class_changes,
+)
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -144,6 +151,115 @@ def source_class_get(*, key: str) -> SourceClass:
         return SourceClass.objects.get(key=key)
     except SourceClass.DoesNotExist:
         raise Http404("No such source class.") from None
+
+
+def can_manage_catalogue(*, user: User) -> bool:
+    return user.is_authenticated and user.has_perm(roles.MANAGE_CATALOGUE)
+
+
+def can_propose_catalogue_change(*, user: User) -> bool:
+    return user.is_authenticated and user.has_perm(roles.PROPOSE_CATALOGUE_CHANGE)
+
+
+def catalogue_history(*, limit: int = 20) -> QuerySet[AuditEvent]:
+    """Every catalogue change and decision on a proposal, newest first (readable by all)."""
+    return (
+        AuditEvent.objects.filter(action__startswith="source_class.")
+        .select_related("actor")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def open_proposals() -> QuerySet[SourceClassProposal]:
+    return SourceClassProposal.objects.filter(
+        status=SourceClassProposal.Status.OPEN
+    ).select_related("proposed_by", "source_class")
+
+
+def proposals_by(*, user: User) -> QuerySet[SourceClassProposal]:
+    if not user.is_authenticated:
+        return SourceClassProposal.objects.none()
+    return SourceClassProposal.objects.filter(proposed_by=user).select_related("decided_by")
+
+
+def proposal_for_user(*, user: User, pk: int) -> SourceClassProposal:
+    """Catalogue managers see every proposal; anyone else only their own (else 404)."""
+    proposals = SourceClassProposal.objects.select_related(
+        "source_class", "proposed_by", "decided_by"
+    )
+    if not can_manage_catalogue(user=user):
+        proposals = proposals.filter(pk__in=proposals_by(user=user).values("pk"))
+    try:
+        return proposals.get(pk=pk)
+    except SourceClassProposal.DoesNotExist:
+        raise Http404("No such proposal.") from None
+
+
+@dataclass(frozen=True)
+class AffectedVersion:
+    """One version whose contract accepts the class, and what the change does to its lint."""
+
+    version: ContractVersion
+    propositions: list[str]
+    added: list[Finding]
+    removed: list[Finding]
+
+
+@dataclass(frozen=True)
+class CatalogueImpact:
+    """What a catalogue change would do, before it is saved."""
+
+    key: str
+    changes: dict[str, tuple[Any, Any]]
+    affected: list[AffectedVersion]
+    # Decision types that accept the class but that the person may not see: counted, not named.
+    hidden_types: int
+
+
+# Versions whose contract the catalogue still shapes: the open one (the next to be
+# published) and the published one (its lint, and the draft a new version copies).
+IMPACT_STATUSES: tuple[str, ...] = (
+    *ContractVersion.OPEN_STATUSES,
+    ContractVersion.Status.PUBLISHED,
+)
+
+
+def source_class_impact(*, user: User, key: str, after: dict[str, Any]) -> CatalogueImpact:
+    """The versions (open or published) whose contract accepts `key`, with the lint findings
+    the change adds and removes for each. `after` holds the class's proposed field values."""
+    before_catalogue = source_class_catalogue()
+    current = before_catalogue.get(key)
+    before = current.field_values() if current else {}
+    after_catalogue = {**before_catalogue, key: SourceClass(key=key, **after)}
+    visible = set(decision_types_for_user(user=user).values_list("pk", flat=True))
+    affected, hidden = [], set()
+    versions = ContractVersion.objects.filter(status__in=IMPACT_STATUSES).select_related(
+        "decision_type"
+    )
+    for version in versions.order_by("decision_type__key", "number"):
+        document = contract_document(version)
+        accepting = [
+            str(p.get("key"))
+            for p in document.get("propositions") or []
+            if key in (p.get("accepted_classes") or [])
+        ]
+        if not accepting:
+            continue
+        if version.decision_type_id not in visible:
+            hidden.add(version.decision_type_id)
+            continue
+        was = lint_document(document, before_catalogue)
+        will_be = lint_document(document, after_catalogue)
+        affected.append(
+            AffectedVersion(
+                version=version,
+                propositions=accepting,
+                added=[f for f in will_be if f not in was],
+                removed=[f for f in was if f not in will_be],
+            )
+        )
+    changes = source_class_changes(before, after)
+    return CatalogueImpact(key=key, changes=changes, affected=affected, hidden_types=len(hidden))
 
 
 def history(*, decision_type: DecisionType, limit: int = 50) -> QuerySet[AuditEvent]:

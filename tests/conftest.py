@@ -2,7 +2,8 @@
 
 People are named for their role on the Atlas credit-review type: `owner` owns it, `reviewer`
 and `viewer` were granted those roles by the owner, `other_owner` is a policy owner who owns
-only the refund-desk type, `stranger` is signed in with no group and no grant.
+only the refund-desk type, `catalogue_manager` manages the shared source-class catalogue,
+`stranger` is signed in with no group and no grant.
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def viewer(make_user):
 
 
 @pytest.fixture
+def catalogue_manager(make_user):
+    from contracts import roles
+
+    return make_user("cleo", roles.CATALOGUE_MANAGERS)
+
+
+@pytest.fixture
 def stranger(make_user):
     return make_user("sam")
 
@@ -102,12 +110,12 @@ def superuser(make_user):
 
 
 @pytest.fixture
-def catalogue(owner):
-    """The demo's source classes, created through the service."""
+def catalogue(owner, catalogue_manager):
+    """The demo's source classes, created through the service by the catalogue manager."""
     from contracts import demo
     from contracts.models import SourceClass
 
-    demo.create_source_classes(actor=owner)
+    demo.create_source_classes(actor=catalogue_manager)
     return {c.key: c for c in SourceClass.objects.all()}
 
 

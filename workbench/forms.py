@@ -5,7 +5,14 @@ from __future__ import annotations
 from django import forms
 
 from compiler.codes import OrderRole
-from contracts.models import KEY_HELP, ContractVersion, SourceClass, key_validator
+from contracts.models import (
+    KEY_HELP,
+    SOURCE_CLASS_FIELDS,
+    ContractVersion,
+    SourceClass,
+    SourceClassProposal,
+    key_validator,
+)
 from contracts.roles import Role
 
 DIRECTION_CHOICES = [("up", "Up"), ("down", "Down")]
@@ -66,7 +73,38 @@ class SourceClassEditForm(SourceClassForm):
     lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
     class Meta(SourceClassForm.Meta):
-        fields = ["label", "description", "authority_tier", "weak", "retired"]
+        fields = list(SOURCE_CLASS_FIELDS)
+
+
+class SourceClassProposalForm(forms.ModelForm):
+    """The values a policy owner proposes for an existing class, and why."""
+
+    class Meta:
+        model = SourceClassProposal
+        fields = [*SOURCE_CLASS_FIELDS, "reason"]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 3}),
+            "reason": forms.Textarea(attrs={"rows": 3}),
+        }
+
+
+class NewSourceClassProposalForm(SourceClassProposalForm):
+    """A proposed new class: its key too."""
+
+    class Meta(SourceClassProposalForm.Meta):
+        fields = ["key", *SourceClassProposalForm.Meta.fields]
+
+
+class ProposalDecisionForm(forms.Form):
+    """Accept or reject: the class's lock version the manager saw the impact of, and a note."""
+
+    lock_version = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Required to reject: the proposer reads it.",
+    )
 
 
 class DecisionTypeForm(forms.Form):

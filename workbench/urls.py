@@ -16,6 +16,25 @@ urlpatterns = [
     path("source-classes/", views.source_class_list, name="source_class_list"),
     path("source-classes/new/", views.source_class_create, name="source_class_create"),
     path("source-classes/<str:key>/edit/", views.source_class_edit, name="source_class_edit"),
+    path("source-classes/propose/", views.source_class_propose, name="source_class_propose_new"),
+    path(
+        "source-classes/<str:key>/propose/", views.source_class_propose, name="source_class_propose"
+    ),
+    path(
+        "source-classes/proposals/<int:pk>/",
+        views.source_class_proposal,
+        name="source_class_proposal",
+    ),
+    path(
+        "source-classes/proposals/<int:pk>/accept/",
+        views.source_class_proposal_accept,
+        name="source_class_proposal_accept",
+    ),
+    path(
+        "source-classes/proposals/<int:pk>/reject/",
+        views.source_class_proposal_reject,
+        name="source_class_proposal_reject",
+    ),
     path("new-decision-type/", views.decision_type_create, name="decision_type_create"),
     path("types/<str:key>/", views.decision_type_detail, name="decision_type_detail"),
     path("types/<str:key>/people/", views.decision_type_access, name="decision_type_access"),

@@ -25,56 +25,7 @@ def last_event(version):
     return AuditEvent.objects.filter(version=version).order_by("-id").first()
 
 
-# --------------------------------------------------------------------------- source classes
-
-
-def test_owner_creates_a_source_class_with_an_audit_event(owner):
-    created = services.source_class_create(
-        actor=owner, key="signed_approval", label="Signed approval", weak=False
-    )
-    assert created.pk
-    event = AuditEvent.objects.get(action="source_class.created")
-    assert event.actor == owner
-    assert event.changes["after"]["key"] == "signed_approval"
-
-
-@pytest.mark.parametrize("person", ["viewer", "reviewer", "stranger"])
-def test_only_policy_owners_change_the_catalogue(person, request, catalogue):
-    actor = request.getfixturevalue(person)
-    with pytest.raises(PermissionDenied):
-        services.source_class_create(actor=actor, key="fax", label="Fax")
-    with pytest.raises(PermissionDenied):
-        services.source_class_update(
-            actor=actor,
-            source_class=catalogue["email"],
-            expected_lock_version=0,
-            label="x",
-            description="",
-            authority_tier=1,
-            weak=False,
-            retired=False,
-        )
-
-
-def test_source_class_keys_are_unique(catalogue, owner):
-    with pytest.raises(ValidationError) as raised:
-        services.source_class_create(actor=owner, key="case_note", label="Again")
-    assert raised.value.message_dict == {"key": [services.DUPLICATE_SOURCE_CLASS]}
-
-
-def test_stale_source_class_edit_changes_nothing(catalogue, owner):
-    email = catalogue["email"]
-    arguments = {"description": "", "authority_tier": 4, "weak": True, "retired": False}
-    services.source_class_update(
-        actor=owner, source_class=email, expected_lock_version=0, label="First", **arguments
-    )
-    with pytest.raises(services.EditConflict) as raised:
-        services.source_class_update(
-            actor=owner, source_class=email, expected_lock_version=0, label="Second", **arguments
-        )
-    assert raised.value.message == services.STALE_SOURCE_CLASS
-    email.refresh_from_db()
-    assert (email.label, email.lock_version) == ("First", 1)
+# Source classes and catalogue proposals: tests/contracts/test_contracts_catalogue.py.
 
 
 # --------------------------------------------------------------------------- decision types

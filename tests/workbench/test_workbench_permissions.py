@@ -2,6 +2,8 @@
 
 The Atlas type belongs to `owner` and is shared with `reviewer` and `viewer`; `other_owner`
 owns another type and has no permission on Atlas, so for them Atlas does not exist (404).
+`catalogue_manager` manages the shared source-class catalogue and holds no decision type;
+`owner` has proposed a catalogue change, which only they and catalogue managers can see.
 """
 
 from __future__ import annotations
@@ -9,15 +11,39 @@ from __future__ import annotations
 import pytest
 from django.urls import URLPattern, reverse
 
+from contracts import services
+from contracts.models import SourceClass, SourceClassProposal
 from workbench.urls import urlpatterns
 
 pytestmark = pytest.mark.django_db
 
-PEOPLE = ["anonymous", "viewer", "reviewer", "owner", "other_owner", "superuser"]
+
+@pytest.fixture
+def proposal(catalogue, owner):
+    note = catalogue["case_note"]
+    return services.source_class_propose(
+        actor=owner,
+        source_class=note,
+        **(note.field_values() | {"weak": False}),
+        reason="Case notes are reviewed now",
+    )
+
+
+PEOPLE = [
+    "anonymous",
+    "viewer",
+    "reviewer",
+    "owner",
+    "other_owner",
+    "catalogue_manager",
+    "superuser",
+]
 EDITORS = {"owner", "superuser"}
 CAN_SEE_ATLAS = {"viewer", "reviewer", "owner", "superuser"}
 POLICY_OWNERS = {"owner", "other_owner", "superuser"}
 REVIEWERS = {"reviewer", "superuser"}
+CATALOGUE_MANAGERS = {"catalogue_manager", "superuser"}
+SEE_PROPOSAL = {"owner", "catalogue_manager", "superuser"}
 
 # name -> (kind, methods the view answers)
 ROUTES: dict[str, tuple[str, set[str]]] = {
@@ -25,7 +51,12 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "source_class_list": ("site", {"GET"}),
     "source_class_create": ("catalogue", {"GET", "POST"}),
     "source_class_edit": ("catalogue", {"GET", "POST"}),
-    "decision_type_create": ("catalogue", {"GET", "POST"}),
+    "source_class_propose_new": ("policy_owner", {"GET", "POST"}),
+    "source_class_propose": ("policy_owner", {"GET", "POST"}),
+    "source_class_proposal": ("proposal", {"GET"}),
+    "source_class_proposal_accept": ("catalogue", {"POST"}),
+    "source_class_proposal_reject": ("catalogue", {"POST"}),
+    "decision_type_create": ("policy_owner", {"GET", "POST"}),
     "decision_type_detail": ("read", {"GET"}),
     "decision_type_access": ("write", {"POST"}),
     "decision_type_access_revoke": ("write", {"POST"}),
@@ -85,7 +116,11 @@ def expected(name: str, person: str, method: str) -> int:
     # An empty POST is invalid input: the form comes back with its errors.
     allowed = 200 if method == "GET" else 422
     if kind == "catalogue":
+        return allowed if person in CATALOGUE_MANAGERS else 403
+    if kind == "policy_owner":
         return allowed if person in POLICY_OWNERS else 403
+    if kind == "proposal":
+        return 200 if person in SEE_PROPOSAL else 404
     if person not in CAN_SEE_ATLAS:
         return 404
     if kind == "new_draft":
@@ -100,8 +135,13 @@ def expected(name: str, person: str, method: str) -> int:
 
 def url_for(name: str, draft) -> str:
     proposition = draft.propositions.get(key="waiver_valid")
+    proposal = SourceClassProposal.objects.get()
     arguments = {
         "source_class_edit": {"key": "case_note"},
+        "source_class_propose": {"key": "case_note"},
+        "source_class_proposal": {"pk": proposal.pk},
+        "source_class_proposal_accept": {"pk": proposal.pk},
+        "source_class_proposal_reject": {"pk": proposal.pk},
         "decision_type_detail": {"key": draft.decision_type.key},
         "decision_type_access": {"key": draft.decision_type.key},
         "decision_type_access_revoke": {"key": draft.decision_type.key},
@@ -122,7 +162,7 @@ def url_for(name: str, draft) -> str:
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 @pytest.mark.parametrize("person", PEOPLE)
-def test_walk(person, method, request, client, draft, refund):
+def test_walk(person, method, request, client, draft, refund, proposal):
     if person != "anonymous":
         client.force_login(request.getfixturevalue(person))
     failures = []
@@ -137,7 +177,9 @@ def test_walk(person, method, request, client, draft, refund):
     assert not failures, "\n".join(failures)
 
 
-def test_the_walk_changed_nothing_for_people_who_may_not_edit(client, draft, refund, viewer):
+def test_the_walk_changed_nothing_for_people_who_may_not_edit(
+    client, draft, refund, viewer, proposal
+):
     before = (draft.lock_version, list(draft.propositions.values_list("key", flat=True)))
     client.force_login(viewer)
     for name, (kind, _methods) in ROUTES.items():
@@ -145,3 +187,24 @@ def test_the_walk_changed_nothing_for_people_who_may_not_edit(client, draft, ref
             client.post(url_for(name, draft), {"lock_version": draft.lock_version, "key": "x"})
     draft.refresh_from_db()
     assert (draft.lock_version, list(draft.propositions.values_list("key", flat=True))) == before
+
+
+@pytest.mark.parametrize("person", ["owner", "other_owner", "reviewer", "viewer"])
+def test_confirmed_catalogue_posts_change_nothing_for_people_who_may_not_manage_it(
+    person, request, client, draft, refund, proposal
+):
+    """Even a complete, confirmed form is refused to anyone but a catalogue manager."""
+    client.force_login(request.getfixturevalue(person))
+    before = list(SourceClass.objects.values_list("key", "weak", "retired", "lock_version"))
+    note = {"label": "Case note", "authority_tier": 4, "lock_version": 0, "confirm": "1"}
+    posts = {
+        "source_class_create": {**note, "key": "fax"},
+        "source_class_edit": note,
+        "source_class_proposal_accept": {"lock_version": 0, "confirm": "1"},
+        "source_class_proposal_reject": {"note": "no"},
+    }
+    for name, data in posts.items():
+        assert client.post(url_for(name, draft), data).status_code == 403, name
+    assert list(SourceClass.objects.values_list("key", "weak", "retired", "lock_version")) == before
+    proposal.refresh_from_db()
+    assert proposal.status == "open"

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from contracts import services
-from contracts.models import ContractVersion, DecisionType, SourceClass
+from contracts.models import ContractVersion, DecisionType
 from workbench import views
 
 pytestmark = pytest.mark.django_db
@@ -76,41 +76,7 @@ def test_dashboard_shows_the_draft_and_last_change(as_owner, draft):
 
 
 # --------------------------------------------------------------------------- catalogue
-
-
-def test_source_class_create_and_edit(as_owner, catalogue):
-    response = as_owner.post(
-        reverse("source_class_create"),
-        {"key": "signed_approval", "label": "Signed approval", "authority_tier": 2},
-    )
-    assert response.status_code == 302
-    edit = reverse("source_class_edit", kwargs={"key": "signed_approval"})
-    page = as_owner.get(edit)
-    assert b'name="lock_version"' in page.content and b'name="key"' not in page.content
-    response = as_owner.post(
-        edit, {"label": "Signed", "authority_tier": 2, "weak": "on", "lock_version": 0}
-    )
-    assert response.status_code == 302
-    signed = SourceClass.objects.get(key="signed_approval")
-    assert (signed.label, signed.weak) == ("Signed", True)
-
-
-def test_a_stale_source_class_form_is_a_conflict(as_owner, catalogue):
-    edit = reverse("source_class_edit", kwargs={"key": "email"})
-    data = {"label": "First", "authority_tier": 4, "lock_version": 0}
-    assert as_owner.post(edit, data).status_code == 302
-    response = as_owner.post(edit, {**data, "label": "Second"})
-    assert response.status_code == 409
-    assert services.STALE_SOURCE_CLASS in response.content.decode()
-    assert SourceClass.objects.get(key="email").label == "First"
-
-
-def test_duplicate_source_class_key_is_an_inline_error(as_owner, catalogue):
-    response = as_owner.post(
-        reverse("source_class_create"), {"key": "email", "label": "x", "authority_tier": 4}
-    )
-    assert response.status_code == 422
-    assert "already exists" in response.content.decode()
+# The catalogue's pages: tests/workbench/test_workbench_catalogue.py.
 
 
 def test_create_a_decision_type_in_the_browser(as_owner, catalogue, owner):
@@ -388,7 +354,7 @@ def test_load_demo_command_prints_the_local_sign_ins(db):
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     call_command("load_demo", stdout=out)
-    for username in ("olivia", "rafael", "vera"):
+    for username in ("olivia", "rafael", "vera", "cora"):
         assert f"{username}-local-demo" in out.getvalue()
     assert DecisionType.objects.count() == 2
 
