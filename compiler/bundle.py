@@ -31,8 +31,8 @@ A bundle is one JSON object (docs/bundles.md has the full description)::
 
 Public API: `sign_bundle`, `serialize_bundle`, `verify_bundle` -> `VerifiedBundle`,
 `inspect_bundle` (integrity without keys), `compile_input_from_bundle`, `scenario_input`,
-`bundle_body_hash`, `BundleInvalid`, and from `compiler.keys` (re-exported) `key_id` and
-`load_public_keys`.
+`bundle_body_hash`, `BundleInvalid` (with a reason constant per four-eyes and key-role
+refusal), and from `compiler.keys` (re-exported) `TrustedKey`, `key_id` and `load_public_keys`.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ rule, and each is named for it:
 
 Everything else takes and returns bytes or key objects.
 
+The verifier trusts a *key set* (`keys.json`, `key_set_json` / `parse_key_set`): each public
+key with the person it belongs to and its roles, `publish` and/or `approve`. A bare public key
+(PEM, OpenSSH) names neither, so it is trusted to sign nothing.
+
 Keys are PEM: private keys as unencrypted (or password-protected) PKCS#8, public keys as
 SubjectPublicKeyInfo (`-----BEGIN PUBLIC KEY-----`). `load_public_keys` also accepts OpenSSH
 `ssh-ed25519 AAAA…` lines, so a `.pub` file from `ssh-keygen -t ed25519` works too.
