@@ -26,7 +26,8 @@ def _body(data: bytes) -> dict:
 
 
 def _private(username: str):
-    return signing.private_key(next(k for k in signing.all_keys() if k.user.get_username() == username))
+    keys = signing.all_keys()
+    return signing.private_key(next(k for k in keys if k.user.get_username() == username))
 
 
 def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner, reviewer):
@@ -97,7 +98,10 @@ def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(published, vie
     body["manifest"]["approvers"] = [{"person": "vera"}]
     body["manifest"]["version"] = body["contract"]["version"] = "7"
     forged = serialize_bundle(
-        sign_bundle(body, [("olivia", "publisher", _private("olivia")), ("vera", "approver", _private("vera"))])
+        sign_bundle(
+            body,
+            [("olivia", "publisher", _private("olivia")), ("vera", "approver", _private("vera"))],
+        )
     )
     path = tmp_path / "forged.json"
     path.write_bytes(forged)
@@ -120,7 +124,10 @@ def test_a_bundle_approved_by_its_publisher_does_not_import(published):
     with pytest.raises(BundleInvalid) as at_signing:
         sign_bundle(
             body,
-            [("olivia", "publisher", _private("olivia")), ("olivia", "approver", _private("olivia"))],
+            [
+                ("olivia", "publisher", _private("olivia")),
+                ("olivia", "approver", _private("olivia")),
+            ],
         )
     assert at_signing.value.reason == bundles.APPROVER_IS_PUBLISHER.format(person="olivia")
     before = Bundle.objects.count()
