@@ -157,3 +157,17 @@ def _hand_signed(body: dict) -> bytes:
         for role in ("publisher", "approver")
     ]  # fmt: skip
     return serialize_bundle({**body, "sha256": digest, "signatures": entries})
+
+
+def test_key_roles_come_from_groups_and_per_type_roles(atlas, owner, make_user, superuser):
+    """A person in no group gets `approve` by being made reviewer of one type, `publish` by
+    being made owner; a superuser may do both; a viewer neither."""
+    sam = make_user("sam")
+    assert signing.key_roles(sam) == []
+    services.access_grant(actor=owner, decision_type=atlas, user=sam, role=roles.Role.REVIEWER)
+    assert signing.key_roles(type(sam).objects.get(pk=sam.pk)) == ["approve"]
+    services.access_grant(actor=owner, decision_type=atlas, user=sam, role=roles.Role.OWNER)
+    assert signing.key_roles(type(sam).objects.get(pk=sam.pk)) == ["publish"]
+    services.access_grant(actor=owner, decision_type=atlas, user=sam, role=roles.Role.VIEWER)
+    assert signing.key_roles(type(sam).objects.get(pk=sam.pk)) == []
+    assert signing.key_roles(superuser) == ["publish", "approve"]
