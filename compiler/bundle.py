@@ -4,9 +4,10 @@ generation and key files live in `compiler.keys`); the caller supplies `publishe
 
 A bundle is one JSON object (docs/bundles.md has the full description)::
 
-    {"format": "evidence-workbench.bundle/1",
-     "manifest": {"decision_type", "version", "parent_sha256", "author", "publisher",
-                  "approvers", "published_at", "compiler_version"},
+    {"format": "evidence-workbench.bundle/2",
+     "manifest": {"decision_type", "version", "parent_sha256", "author",
+                  "publisher": {"person", "key_id"}, "editors": [{"person", "key_id"}],
+                  "approvers": [{"person", "key_id"}], "published_at", "compiler_version"},
      "contract": {...compiler.models.Contract...},
      "source_classes": [{"key", "label", "description", "authority_tier", "weak"}],
      "scenarios": [{"name", "request", "corpus": {"directory", "candidates"},
@@ -17,8 +18,12 @@ A bundle is one JSON object (docs/bundles.md has the full description)::
 * `sha256` covers everything except `sha256` and `signatures`: `bundle_body_hash`.
 * Each signature is Ed25519 over the 64 ASCII bytes of that hex digest, base64 (standard
   alphabet, padded). Signer names are not signed directly; they are bound by the hashed
-  manifest instead: the one publisher signature must be by `manifest.publisher`, and the
-  approver signatures by exactly the people in `manifest.approvers`.
+  manifest instead: the one publisher signature must be by `manifest.publisher` with the key
+  it names, and the approver signatures by exactly the people in `manifest.approvers`, each
+  with the key named for them.
+* Four eyes: no approver is the publisher or an editor (everyone who created or edited the
+  version), and no approval key is the publisher's or an editor's; the trusted key set must
+  let the publisher's key `publish` and each approval key `approve` (`compiler.keys`).
 * The file form is the RFC 8785 canonical bytes of the whole bundle plus one newline
   (`serialize_bundle`). Signing is deterministic (Ed25519), so exporting the same version
   twice gives identical bytes, and `verify_bundle` on bytes insists on exactly that form, so
@@ -26,8 +31,8 @@ A bundle is one JSON object (docs/bundles.md has the full description)::
 
 Public API: `sign_bundle`, `serialize_bundle`, `verify_bundle` -> `VerifiedBundle`,
 `inspect_bundle` (integrity without keys), `compile_input_from_bundle`, `scenario_input`,
-`bundle_body_hash`, `BundleInvalid`, and from `compiler.keys` (re-exported) `key_id` and
-`load_public_keys`.
+`bundle_body_hash`, `BundleInvalid` (with a reason constant per four-eyes and key-role
+refusal), and from `compiler.keys` (re-exported) `TrustedKey`, `key_id` and `load_public_keys`.
 """
 
 from __future__ import annotations
@@ -51,7 +56,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .canonical import canonical_bytes, sha256_hex
 from .errors import InvalidInput
-from .keys import KeyLoadError, key_id, load_private_key, load_public_key, load_public_keys
+from .keys import (
+    KeyLoadError,
+    TrustedKey,
+    key_id,
+    load_private_key,
+    load_public_key,
+    load_public_keys,
+)
 from .loading import load_input
 from .models import CompileInput, Contract
 
@@ -66,6 +78,7 @@ __all__ = [
     "Scenario",
     "Signature",
     "SourceClass",
+    "TrustedKey",
     "VerifiedBundle",
     "bundle_body",
     "bundle_body_hash",
@@ -80,7 +93,10 @@ __all__ = [
     "verify_bundle",
 ]
 
-FORMAT = "evidence-workbench.bundle/1"
+FORMAT = "evidence-workbench.bundle/2"
+OUTDATED_FORMATS = ("evidence-workbench.bundle/1",)
+"""Formats this compiler knows but refuses: their manifest names the approvers without their
+keys and does not name the editors, so four eyes cannot be checked."""
 SIGNATURE_ALGORITHM = "ed25519"
 UNSIGNED_MEMBERS = ("sha256", "signatures")
 """The two top-level members the hash does not cover."""
@@ -91,6 +107,51 @@ Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 KeyId = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
 Signer = tuple[str, Role, Ed25519PrivateKey | bytes | str]
 """`(username, role, private key)` for `sign_bundle`; the key may be an object or PKCS#8 PEM."""
+KEY_ROLE = {"publisher": "publish", "approver": "approve"}
+"""The trusted key set's role a signature of each kind needs."""
+
+# Reasons tests assert on (`str.format`ted). The four-eyes ones come from the signed manifest
+# alone; the roles from the trusted key set.
+OUTDATED_FORMAT = (
+    "outdated bundle: it declares format {found!r}, whose manifest names its approvers "
+    "without their keys and not its editors at all, so four eyes cannot be checked; this "
+    "compiler reads {expected!r}: publish the version again"
+)
+APPROVER_IS_PUBLISHER = (
+    "four eyes: approver '{person}' is also the bundle's publisher; someone other than the "
+    "publisher must approve"
+)
+APPROVER_IS_EDITOR = (
+    "four eyes: approver '{person}' created or edited this version; nobody approves their "
+    "own work"
+)
+APPROVAL_WITH_PUBLISHER_KEY = (
+    "four eyes: approver '{person}' is named with key {key_id}, the publisher '{publisher}''s "
+    "key; each approval is made with the approver's own key"
+)
+APPROVAL_WITH_EDITOR_KEY = (
+    "four eyes: approver '{person}' is named with key {key_id}, the key of editor "
+    "'{editor}'; each approval is made with the approver's own key"
+)
+APPROVERS_SHARE_A_KEY = (
+    "four eyes: approvers {people} are named with the same key {key_id}; each approves with "
+    "their own key"
+)
+NO_PUBLISHER_SIGNATURE = "the bundle has no publisher signature"
+PUBLISHER_IS_NOT_THE_SIGNER = (
+    "the publisher signature is by {signer}, but the manifest names '{publisher}' as publisher"
+)
+APPROVER_WITHOUT_SIGNATURE = (
+    "approver '{person}' is listed in the manifest without a matching approver signature"
+)
+SIGNED_WITH_ANOTHER_KEY = (
+    "the {role} signature by '{signer}' is made with key {key_id}, but the manifest names key "
+    "{named} for them"
+)
+KEY_MAY_NOT_SIGN = (
+    "not allowed: signatures[{index}] by '{signer}' ({role}, key {key_id}): the trusted key "
+    "set says this key may not {action} (its roles: {roles})"
+)
 
 
 # --------------------------------------------------------------------------- errors
@@ -108,6 +169,9 @@ class Problem(StrEnum):
     BAD_SIGNATURE = "bad_signature"  # a signature that does not sign this bundle's sha256
     WRONG_SIGNER = "wrong_signer"  # a trusted key used under another person's name
     SIGNATURES = "signatures"  # the set of signatures does not match the manifest
+    OUTDATED = "outdated"  # an older format, without what four eyes needs
+    FOUR_EYES = "four_eyes"  # an approver is the publisher or an editor, or uses their key
+    NOT_ALLOWED = "not_allowed"  # the key set does not let the key publish / approve
 
 
 class BundleInvalid(ValueError):
@@ -144,23 +208,44 @@ class _Loose(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
 
 
+class Signatory(_Frozen):
+    """A publisher or an approver: the person and the key they sign with."""
+
+    person: Name
+    key_id: KeyId
+
+
+class Editor(_Frozen):
+    """Someone who created or edited the version, with their key when they have one."""
+
+    person: Name
+    key_id: KeyId | None = None
+
+
 class Manifest(_Frozen):
     decision_type: Name
     version: Name
     parent_sha256: Sha256Hex | None = None
     author: Name
-    publisher: Name
-    approvers: tuple[Name, ...] = Field(min_length=1)
+    publisher: Signatory
+    editors: tuple[Editor, ...] = Field(min_length=1)
+    approvers: tuple[Signatory, ...] = Field(min_length=1)
     published_at: str
     compiler_version: Name
 
     @field_validator("approvers")
     @classmethod
-    def _distinct_sorted(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        twice = sorted(name for name, n in Counter(value).items() if n > 1)
-        if twice:
-            raise ValueError(f"approver '{twice[0]}' is listed twice")
-        return tuple(sorted(value))
+    def _distinct_approvers(cls, value: tuple[Signatory, ...]) -> tuple[Signatory, ...]:
+        return _sorted_distinct(value, "person", "approver")
+
+    @field_validator("editors")
+    @classmethod
+    def _distinct_editors(cls, value: tuple[Editor, ...]) -> tuple[Editor, ...]:
+        return _sorted_distinct(value, "person", "editor")
+
+    @property
+    def approver_names(self) -> tuple[str, ...]:
+        return tuple(a.person for a in self.approvers)
 
     @field_validator("published_at")
     @classmethod
@@ -174,9 +259,9 @@ class Manifest(_Frozen):
         return value
 
     @model_validator(mode="after")
-    def _no_self_approval(self) -> Manifest:
-        if self.author in self.approvers:
-            raise ValueError(f"the author '{self.author}' cannot approve their own version")
+    def _author_edited(self) -> Manifest:
+        if self.author not in {e.person for e in self.editors}:
+            raise ValueError(f"the author '{self.author}' is not among the editors")
         return self
 
 
@@ -214,7 +299,7 @@ class Scenario(_Loose):
 class BundleBody(_Frozen):
     """Everything the sha256 covers."""
 
-    format: Literal["evidence-workbench.bundle/1"]
+    format: Literal["evidence-workbench.bundle/2"]
     manifest: Manifest
     contract: Contract
     source_classes: tuple[SourceClass, ...]
@@ -380,24 +465,22 @@ def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str,
 
     `signers` are `(username, "publisher" | "approver", private key)`; the key is an
     `Ed25519PrivateKey` or its PKCS#8 PEM. Exactly one publisher and every manifest approver
-    must sign. If the manifest has no `publisher`, the publisher signer's name is written
-    into it (before hashing, so it is signed). Signatures are ordered publisher first, then
-    approvers by name. Raises `BundleInvalid` for a body or a set of signers that
-    `verify_bundle` would refuse."""
-    body = dict(body) if isinstance(body, Mapping) else body
-    publishers = [name for name, role, _ in signers if role == "publisher"]
-    manifest = body.get("manifest") if isinstance(body, dict) else None
-    if isinstance(manifest, Mapping) and "publisher" not in manifest and len(publishers) == 1:
-        body["manifest"] = {**manifest, "publisher": publishers[0]}
-    normal = normalise_body(body)
+    must sign. If the manifest has no `publisher`, the publisher signer is written into it;
+    a publisher or approver entry without a `key_id` gets its signer's (before hashing, so
+    it is signed). Signatures are ordered publisher first, then approvers by name. Raises
+    `BundleInvalid` for a body or a set of signers that `verify_bundle` would refuse (the
+    trusted key set's roles aside)."""
+    keys: list[tuple[str, Role, Ed25519PrivateKey]] = []
+    for name, role, private in signers:
+        try:
+            keys.append((name, role, load_private_key(private)))
+        except KeyLoadError as exc:
+            raise BundleInvalid(f"the key of '{name}' ({role}): {exc}", Problem.SCHEMA) from None
+    normal = normalise_body(_with_signer_keys(body, keys))
     digest = bundle_body_hash(normal)
 
     entries: list[dict[str, str]] = []
-    for name, role, private in signers:
-        try:
-            key = load_private_key(private)
-        except KeyLoadError as exc:
-            raise BundleInvalid(f"the key of '{name}' ({role}): {exc}", Problem.SCHEMA) from None
+    for name, role, key in keys:
         signature = key.sign(signed_message(digest))
         entries.append(
             {
@@ -414,8 +497,45 @@ def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str,
         model = Bundle.model_validate(bundle)
     except ValidationError as exc:
         raise _schema_error(exc, "the signatures are invalid") from None
+    _check_four_eyes(model.manifest)
     _check_signature_set(model)
     return bundle
+
+
+def _with_signer_keys(
+    body: Mapping[str, Any], keys: Sequence[tuple[str, Role, Ed25519PrivateKey]]
+) -> Any:
+    """The body with the publisher (when missing) and the signers' key ids written into the
+    manifest entries that lack one. Anything unexpected is left for validation to report."""
+    if not isinstance(body, Mapping) or not isinstance(body.get("manifest"), Mapping):
+        return body
+    manifest = dict(body["manifest"])
+    ids = {(name, role): key_id(key) for name, role, key in keys}
+    publishers = [name for name, role, _ in keys if role == "publisher"]
+    if "publisher" not in manifest and len(publishers) == 1:
+        manifest["publisher"] = {"person": publishers[0]}
+
+    def signed(entry: Any, role: Role) -> Any:
+        if not isinstance(entry, Mapping) or "key_id" in entry:
+            return entry
+        found = ids.get((entry.get("person"), role))
+        if found is not None:
+            return {**entry, "key_id": found}
+        if role == "approver":
+            reason = APPROVER_WITHOUT_SIGNATURE.format(person=entry.get("person"))
+        elif publishers:
+            reason = PUBLISHER_IS_NOT_THE_SIGNER.format(
+                signer=_names(publishers), publisher=entry.get("person")
+            )
+        else:
+            reason = NO_PUBLISHER_SIGNATURE
+        raise BundleInvalid(reason, Problem.SIGNATURES)
+
+    if "publisher" in manifest:
+        manifest["publisher"] = signed(manifest["publisher"], "publisher")
+    if isinstance(manifest.get("approvers"), list | tuple):
+        manifest["approvers"] = [signed(a, "approver") for a in manifest["approvers"]]
+    return {**body, "manifest": manifest}
 
 
 def serialize_bundle(bundle: Mapping[str, Any] | VerifiedBundle) -> bytes:
@@ -430,7 +550,7 @@ def serialize_bundle(bundle: Mapping[str, Any] | VerifiedBundle) -> bytes:
 # --------------------------------------------------------------------------- verification
 
 
-PublicKeys = Mapping[str, Ed25519PublicKey | bytes | str]
+PublicKeys = Mapping[str, TrustedKey | Ed25519PublicKey | bytes | str]
 
 
 def verify_bundle(
@@ -443,30 +563,36 @@ def verify_bundle(
 
     `document` is the file's bytes (or text), or an already-parsed JSON object. Bytes must
     be exactly `serialize_bundle`'s form: strict UTF-8, I-JSON (no duplicate keys, no NaN),
-    RFC 8785 canonical, one trailing newline. `public_keys` maps key id -> trusted public
-    key (`load_public_keys(path)`; PEM values are accepted too). `key_owners`, if given,
-    maps key id -> username and each signature's signer must be its key's owner (the
-    workbench knows who owns which key; a bare key directory does not).
+    RFC 8785 canonical, one trailing newline. `public_keys` maps key id -> trusted key:
+    `load_public_keys(path)`'s `TrustedKey`s, which name each key's person and roles (a
+    bare public key or PEM is trusted with neither, and so can sign nothing). Each
+    signature's signer must be its key's person; `key_owners` (key id -> username), if
+    given, says who owns which key instead.
 
-    Checks, in order: parses; is a bundle of this format; `sha256` matches the contents
-    (else "the bundle was altered"); the schema; every signature is by a trusted key and
-    valid; one publisher signature by the manifest's publisher and one approver signature by
-    each manifest approver, and no others; finally, for bytes, that they are exactly the
-    canonical form (so a change the JSON parser would not notice still fails)."""
+    Checks, in order: parses; is a bundle of this format (an outdated one is refused with
+    its own reason); `sha256` matches the contents (else "the bundle was altered"); the
+    schema; four eyes in the signed manifest (no approver is the publisher or an editor, or
+    is named with their key); every signature is by a trusted key, its owner's, and valid;
+    one publisher signature by the manifest's publisher and one approver signature by each
+    manifest approver, each with the key the manifest names, and no others; the key set
+    lets the publisher's key publish and each approval key approve; finally, for bytes,
+    that they are exactly the canonical form (so a change the JSON parser would not notice
+    still fails)."""
     data, parsed, model = _integrity(document)
-    trusted = {kid: _public_key(kid, key) for kid, key in public_keys.items()}
+    trusted = {kid: _trusted_key(kid, key) for kid, key in public_keys.items()}
     message = signed_message(model.sha256)
     for index, sig in enumerate(model.signatures):
         who = f"'{sig.signer}' ({sig.role}, key {sig.key_id})"
-        key = trusted.get(sig.key_id)
-        if key is None:
+        entry = trusted.get(sig.key_id)
+        if entry is None:
             raise BundleInvalid(
                 f"unknown key: signatures[{index}] by {who} was made with a key that is not "
                 f"among the {len(trusted)} trusted public key(s)",
                 Problem.UNKNOWN_KEY,
             )
-        if key_owners is not None and key_owners.get(sig.key_id) != sig.signer:
-            owner = key_owners.get(sig.key_id)
+        key = entry.public_key
+        owner = key_owners.get(sig.key_id) if key_owners is not None else entry.person
+        if (key_owners is not None or owner is not None) and owner != sig.signer:
             raise BundleInvalid(
                 f"signatures[{index}] claims to be by '{sig.signer}', but key {sig.key_id} "
                 + (f"belongs to '{owner}'" if owner else "has no known owner"),
@@ -480,6 +606,7 @@ def verify_bundle(
                 Problem.BAD_SIGNATURE,
             ) from None
     _check_signature_set(model)
+    _check_key_roles(model, trusted)
     _check_file_form(data, parsed)
     return VerifiedBundle(bundle=model, document=parsed)
 
@@ -514,6 +641,8 @@ def _integrity(
     parsed = dict(parsed)
 
     form = parsed.get("format")
+    if form in OUTDATED_FORMATS:
+        raise BundleInvalid(OUTDATED_FORMAT.format(found=form, expected=FORMAT), Problem.OUTDATED)
     if form != FORMAT:
         shown = "no format" if form is None else f"format {json.dumps(form)}"
         raise BundleInvalid(
@@ -539,6 +668,7 @@ def _integrity(
         model = Bundle.model_validate(parsed)
     except ValidationError as exc:
         raise _schema_error(exc, f"the bundle does not match the {FORMAT} schema") from None
+    _check_four_eyes(model.manifest)
     return data, parsed, model
 
 
@@ -593,11 +723,64 @@ def _no_constants(name: str) -> Any:
     raise _NotIJson(f"{name} is not a JSON number")
 
 
+def _check_four_eyes(manifest: Manifest) -> None:
+    """No approver is the publisher or an editor, and none is named with the publisher's,
+    an editor's or another approver's key: all from the signed manifest, no key needed."""
+    publisher = manifest.publisher
+    editors = {e.person for e in manifest.editors}
+    editor_keys = {e.key_id: e.person for e in manifest.editors if e.key_id is not None}
+    for approver in manifest.approvers:
+        person, kid = approver.person, approver.key_id
+        if person == publisher.person:
+            raise BundleInvalid(APPROVER_IS_PUBLISHER.format(person=person), Problem.FOUR_EYES)
+        if person in editors:
+            raise BundleInvalid(APPROVER_IS_EDITOR.format(person=person), Problem.FOUR_EYES)
+        if kid == publisher.key_id:
+            raise BundleInvalid(
+                APPROVAL_WITH_PUBLISHER_KEY.format(
+                    person=person, key_id=kid, publisher=publisher.person
+                ),
+                Problem.FOUR_EYES,
+            )
+        if kid in editor_keys:
+            raise BundleInvalid(
+                APPROVAL_WITH_EDITOR_KEY.format(person=person, key_id=kid, editor=editor_keys[kid]),
+                Problem.FOUR_EYES,
+            )
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for approver in manifest.approvers:
+        by_key[approver.key_id].append(approver.person)
+    for kid, people in sorted(by_key.items()):
+        if len(people) > 1:
+            raise BundleInvalid(
+                APPROVERS_SHARE_A_KEY.format(people=_names(people), key_id=kid),
+                Problem.FOUR_EYES,
+            )
+
+
+def _check_key_roles(model: Bundle, trusted: Mapping[str, TrustedKey]) -> None:
+    for index, sig in enumerate(model.signatures):
+        roles = trusted[sig.key_id].roles
+        needed = KEY_ROLE[sig.role]
+        if needed not in roles:
+            raise BundleInvalid(
+                KEY_MAY_NOT_SIGN.format(
+                    index=index,
+                    signer=sig.signer,
+                    role=sig.role,
+                    key_id=sig.key_id,
+                    action=needed,
+                    roles=", ".join(sorted(roles)) or "none",
+                ),
+                Problem.NOT_ALLOWED,
+            )
+
+
 def _check_signature_set(model: Bundle) -> None:
     manifest, signatures = model.manifest, model.signatures
     publishers = [s for s in signatures if s.role == "publisher"]
     if not publishers:
-        raise BundleInvalid("the bundle has no publisher signature", Problem.SIGNATURES)
+        raise BundleInvalid(NO_PUBLISHER_SIGNATURE, Problem.SIGNATURES)
     if len(publishers) > 1:
         names = _names(sorted(s.signer for s in publishers))
         raise BundleInvalid(
@@ -605,47 +788,52 @@ def _check_signature_set(model: Bundle) -> None:
             "exactly one is required",
             Problem.SIGNATURES,
         )
-    if publishers[0].signer != manifest.publisher:
+    if publishers[0].signer != manifest.publisher.person:
         raise BundleInvalid(
-            f"the publisher signature is by '{publishers[0].signer}', but the manifest names "
-            f"'{manifest.publisher}' as publisher",
+            PUBLISHER_IS_NOT_THE_SIGNER.format(
+                signer=_names([publishers[0].signer]), publisher=manifest.publisher.person
+            ),
             Problem.SIGNATURES,
         )
     approvals = Counter(s.signer for s in signatures if s.role == "approver")
     for name, count in sorted(approvals.items()):
         if count > 1:
             raise BundleInvalid(f"'{name}' signed as approver {count} times", Problem.SIGNATURES)
-        if name not in manifest.approvers:
+        if name not in manifest.approver_names:
             raise BundleInvalid(
                 f"an approver signature by '{name}', who is not among the manifest's "
-                f"approvers ({_names(manifest.approvers)})",
+                f"approvers ({_names(manifest.approver_names)})",
                 Problem.SIGNATURES,
             )
-    for name in manifest.approvers:
+    for name in manifest.approver_names:
         if name not in approvals:
-            raise BundleInvalid(
-                f"approver '{name}' is listed in the manifest without a matching approver "
-                "signature",
-                Problem.SIGNATURES,
-            )
-    signers_by_key: dict[str, set[str]] = defaultdict(set)
+            raise BundleInvalid(APPROVER_WITHOUT_SIGNATURE.format(person=name), Problem.SIGNATURES)
+    named = {("publisher", manifest.publisher.person): manifest.publisher.key_id} | {
+        ("approver", a.person): a.key_id for a in manifest.approvers
+    }
     for sig in signatures:
-        signers_by_key[sig.key_id].add(sig.signer)
-    for kid, names in sorted(signers_by_key.items()):
-        if len(names) > 1:
+        if sig.key_id != named[sig.role, sig.signer]:
             raise BundleInvalid(
-                f"{_names(sorted(names))} signed with the same key {kid}; "
-                "each person signs with their own key",
+                SIGNED_WITH_ANOTHER_KEY.format(
+                    role=sig.role,
+                    signer=sig.signer,
+                    key_id=sig.key_id,
+                    named=named[sig.role, sig.signer],
+                ),
                 Problem.SIGNATURES,
             )
+    # With those keys and four eyes (approval keys distinct, none the publisher's), no key
+    # signs for two people.
 
 
-def _public_key(kid: str, key: Ed25519PublicKey | bytes | str) -> Ed25519PublicKey:
-    if isinstance(key, Ed25519PublicKey):
+def _trusted_key(kid: str, key: TrustedKey | Ed25519PublicKey | bytes | str) -> TrustedKey:
+    if isinstance(key, TrustedKey):
         return key
+    if isinstance(key, Ed25519PublicKey):
+        return TrustedKey(key)
     if isinstance(key, bytes | str):
-        return load_public_key(key)
-    raise TypeError(f"public key {kid}: expected an Ed25519PublicKey, not {type(key).__name__}")
+        return TrustedKey(load_public_key(key))
+    raise TypeError(f"public key {kid}: expected a TrustedKey, not {type(key).__name__}")
 
 
 # --------------------------------------------------------------------------- compiling

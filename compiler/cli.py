@@ -203,8 +203,10 @@ def _verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"invalid: {exc}", file=err)
         return EXIT_REFUSED
     manifest = bundle.manifest
+    approvers = ", ".join(f"'{name}'" for name in manifest.approver_names)
     print(
-        f"valid: {manifest.decision_type} version {manifest.version}, sha256 {bundle.sha256}",
+        f"valid: {manifest.decision_type} version {manifest.version}, sha256 {bundle.sha256}, "
+        f"published by '{manifest.publisher.person}', approved by {approvers}",
         file=out,
     )
     return EXIT_OK

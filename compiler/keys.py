@@ -14,6 +14,10 @@ rule, and each is named for it:
 
 Everything else takes and returns bytes or key objects.
 
+The verifier trusts a *key set* (`keys.json`, `key_set_json` / `parse_key_set`): each public
+key with the person it belongs to and its roles, `publish` and/or `approve`. A bare public key
+(PEM, OpenSSH) names neither, so it is trusted to sign nothing.
+
 Keys are PEM: private keys as unencrypted (or password-protected) PKCS#8, public keys as
 SubjectPublicKeyInfo (`-----BEGIN PUBLIC KEY-----`). `load_public_keys` also accepts OpenSSH
 `ssh-ed25519 AAAA…` lines, so a `.pub` file from `ssh-keygen -t ed25519` works too.
@@ -22,8 +26,12 @@ SubjectPublicKeyInfo (`-----BEGIN PUBLIC KEY-----`). `load_public_keys` also acc
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -37,11 +45,35 @@ KEY_ID_LENGTH = 16
 
 PUBLIC_KEY_SUFFIXES = (".pem", ".pub")
 
+KEY_SET_FORMAT = "evidence-workbench.keys/1"
+KEY_SET_FILE = "keys.json"
+"""A directory holding this file is read from it alone (the PEM files beside it are for people
+and other tools)."""
+KEY_ROLES = ("publish", "approve")
+"""What a trusted key may sign as: `publish` for a bundle's publisher signature, `approve` for
+an approver signature."""
+
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n.*?-----END \1-----", re.DOTALL)
 
 
 class KeyLoadError(ValueError):
     """A key file or PEM text that is not a usable Ed25519 key; the message names the file."""
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    """A public key the verifier trusts, with whom it belongs to and what it may sign as.
+
+    A bare PEM or OpenSSH key says neither: `person` is None and `roles` is empty, so it
+    can neither publish nor approve a bundle; a key set (`keys.json`) says both."""
+
+    public_key: Ed25519PublicKey
+    person: str | None = None
+    roles: frozenset[str] = frozenset()
+
+    @property
+    def key_id(self) -> str:
+        return key_id(self.public_key)
 
 
 # --------------------------------------------------------------------------- identity
@@ -155,14 +187,26 @@ def _kind(key: object) -> str:
 # --------------------------------------------------------------------------- files (IO)
 
 
-def load_public_keys(path: str | Path) -> dict[str, Ed25519PublicKey]:
-    """Trusted public keys by key id, from one key file or a directory of `*.pem` / `*.pub`.
+def load_public_keys(path: str | Path) -> dict[str, TrustedKey]:
+    """Trusted public keys by key id: a key set (a `*.json` file, or a directory holding
+    `keys.json`), else one key file or a directory of `*.pem` / `*.pub`.
 
-    A file may hold several keys (concatenated PEM blocks, OpenSSH lines). In a directory,
-    files with other suffixes are ignored, files are read in name order, and the same key
-    found twice is kept once. Raises `KeyLoadError` naming the file for an unreadable or
-    non-Ed25519 key, for a private key, and when no key is found at all."""
+    A key set names each key's person and roles. Bare keys carry neither, so they let no
+    signature through `verify_bundle`; they are read for looking at keys and for older
+    tools. A key file may hold several keys (concatenated PEM blocks, OpenSSH lines). In a
+    directory, files with other suffixes are ignored, files are read in name order, and the
+    same key found twice is kept once. Raises `KeyLoadError` naming the file for an
+    unreadable or non-Ed25519 key, for a private key, for a bad key set, and when no key is
+    found at all."""
     root = Path(path)
+    key_set = root / KEY_SET_FILE if root.is_dir() else root
+    if key_set.is_file() and key_set.suffix.lower() == ".json":
+        try:
+            return parse_key_set(key_set.read_bytes())
+        except KeyLoadError as exc:
+            raise KeyLoadError(f"{key_set}: {exc}") from None
+        except OSError as exc:
+            raise KeyLoadError(f"{key_set}: cannot be read ({exc.strerror})") from None
     if root.is_dir():
         files = sorted(
             p for p in root.iterdir() if p.is_file() and p.suffix.lower() in PUBLIC_KEY_SUFFIXES
@@ -173,7 +217,7 @@ def load_public_keys(path: str | Path) -> dict[str, Ed25519PublicKey]:
         files = [root]
     else:
         raise KeyLoadError(f"{root}: no such key file or directory")
-    found: dict[str, Ed25519PublicKey] = {}
+    found: dict[str, TrustedKey] = {}
     for file in files:
         try:
             keys = parse_public_keys(file.read_bytes())
@@ -184,7 +228,64 @@ def load_public_keys(path: str | Path) -> dict[str, Ed25519PublicKey]:
         if not keys:
             raise KeyLoadError(f"{file}: holds no Ed25519 public key")
         for key in keys:
-            found.setdefault(key_id(key), key)
+            found.setdefault(key_id(key), TrustedKey(key))
+    return found
+
+
+# --------------------------------------------------------------------------- key sets
+
+
+def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
+    """A key set file: `{"format", "keys": [{"key_id", "person", "roles", "retired",
+    "public_key"}]}` with the keys in the given order, roles in `KEY_ROLES` order."""
+    keys = []
+    for entry in entries:
+        public = load_public_key(entry["public_key"])
+        keys.append(
+            {
+                "key_id": key_id(public),
+                "person": entry["person"],
+                "roles": [r for r in KEY_ROLES if r in set(entry["roles"])],
+                "retired": bool(entry.get("retired", False)),
+                "public_key": public_key_pem(public).decode("ascii"),
+            }
+        )
+    document = {"format": KEY_SET_FORMAT, "keys": keys}
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+_KEY_ENTRY_MEMBERS = {"key_id", "person", "roles", "retired", "public_key"}
+
+
+def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
+    """The trusted keys of a key set file (`key_set_json`), by key id. Each entry's key id
+    must be its key's; roles must be among `KEY_ROLES`; a person appears with each key."""
+    try:
+        document = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise KeyLoadError(f"not a JSON key set ({exc})") from None
+    if not isinstance(document, dict) or document.get("format") != KEY_SET_FORMAT:
+        raise KeyLoadError(f"not a key set: it should declare format '{KEY_SET_FORMAT}'")
+    entries = document.get("keys")
+    if not isinstance(entries, list) or not entries:
+        raise KeyLoadError("the key set has no keys")
+    found: dict[str, TrustedKey] = {}
+    for index, entry in enumerate(entries):
+        where = f"keys[{index}]"
+        if not isinstance(entry, dict) or set(entry) - _KEY_ENTRY_MEMBERS:
+            raise KeyLoadError(f"{where}: an entry has only {sorted(_KEY_ENTRY_MEMBERS)}")
+        person, roles = entry.get("person"), entry.get("roles")
+        if not isinstance(person, str) or not person:
+            raise KeyLoadError(f"{where}.person: the key's owner is required")
+        if not isinstance(roles, list) or not set(roles) <= set(KEY_ROLES):
+            raise KeyLoadError(f"{where}.roles: a list of {', '.join(KEY_ROLES)} (or empty)")
+        public = load_public_key(str(entry.get("public_key", "")))
+        if entry.get("key_id") != key_id(public):
+            raise KeyLoadError(
+                f"{where}.key_id: {entry.get('key_id')!r} is not the id of its public key "
+                f"({key_id(public)})"
+            )
+        found[key_id(public)] = TrustedKey(public, person, frozenset(roles))
     return found
 
 

@@ -35,6 +35,7 @@ from guardian.shortcuts import assign_perm
 
 from compiler import COMPILER_VERSION
 from compiler.bundle import (
+    FORMAT,
     BundleInvalid,
     serialize_bundle,
     sign_bundle,
@@ -108,6 +109,14 @@ WRONG_PARENT = (
     "'{key}' is {current}; import the bundles in the order they were published."
 )
 NO_BUNDLE = "Version {number} has no bundle: it was never published."
+APPROVER_IS_PUBLISHER = (
+    "{username} approved version {number}, so they cannot also publish it: four eyes means "
+    "another owner publishes it."
+)
+APPROVER_IS_EDITOR = (
+    "{username} approved version {number} but has since edited it, so their approval does not "
+    "count: return it to draft and submit it again for someone else to approve."
+)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -359,8 +368,7 @@ def version_publish(
     if locked.status != Status.APPROVED:
         raise ValidationError(NOT_APPROVED.format(number=locked.number, status=_status(locked)))
     approvals = standing_approvals(locked)
-    author_ids = authors(locked)
-    approvals = [a for a in approvals if a.reviewer_id not in author_ids]
+    _refuse_own_approvals(locked, actor, approvals)
     if not approvals:
         raise ValidationError(NO_STANDING_APPROVAL.format(number=locked.number))
     # The approvers sign the scenarios and expectations the bundle carries: only approvals of
@@ -433,6 +441,25 @@ def version_publish(
     return bundle
 
 
+def _refuse_own_approvals(
+    version: ContractVersion, publisher: Actor, approvals: list[Approval]
+) -> None:
+    """Four eyes again at publishing: an approval by the publisher (a reviewer since made
+    owner) or by someone who has since become an editor is refused, naming them, rather
+    than dropped; the bundle's verifier would refuse it anyway."""
+    editors = authors(version)
+    for approval in approvals:
+        if approval.reviewer_id == publisher.pk:
+            message = APPROVER_IS_PUBLISHER
+        elif approval.reviewer_id in editors:
+            message = APPROVER_IS_EDITOR
+        else:
+            continue
+        raise ValidationError(
+            message.format(username=approval.reviewer.get_username(), number=version.number)
+        )
+
+
 @transaction.atomic
 def version_retire(
     *,
@@ -482,7 +509,9 @@ def bundle_body(
     parent_sha256: str | None,
 ) -> dict[str, Any]:
     """Everything a bundle's hash covers, built from the version's frozen contract, the
-    source classes it accepts and the decision type's scenarios with their expectations."""
+    source classes it accepts and the decision type's scenarios with their expectations.
+    The manifest names the publisher and approvers (`sign_bundle` adds the key each signs
+    with) and every editor (`authors`) with their active key, if any."""
     from scenarios.models import CorpusCandidate, Scenario
 
     contract = compiled_contract(version).model_dump(mode="json")
@@ -518,14 +547,15 @@ def bundle_body(
         for s in scenarios
     ]
     return {
-        "format": "evidence-workbench.bundle/1",
+        "format": FORMAT,
         "manifest": {
             "decision_type": version.decision_type.key,
             "version": str(version.number),
             "parent_sha256": parent_sha256,
             "author": version.created_by.get_username(),
-            "publisher": publisher,
-            "approvers": sorted(approvers),
+            "publisher": {"person": publisher},
+            "editors": _editors(version),
+            "approvers": [{"person": name} for name in sorted(approvers)],
             "published_at": _manifest_time(published_at),
             "compiler_version": COMPILER_VERSION,
         },
@@ -533,6 +563,15 @@ def bundle_body(
         "source_classes": source_classes,
         "scenarios": bundle_scenarios,
     }
+
+
+def _editors(version: ContractVersion) -> list[dict[str, Any]]:
+    editors = get_user_model().objects.filter(pk__in=authors(version)).order_by("username")
+    return [
+        {"person": user.get_username(), "key_id": key.key_id if key else None}
+        for user in editors
+        for key in [signing.active_key(user)]
+    ]
 
 
 def _expected(scenario: Any, propositions: set[str]) -> dict[str, Any]:
@@ -577,7 +616,7 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
         return Imported(bundle=existing, created=False)
     users = get_user_model().objects
     people: dict[str, AbstractBaseUser] = {}
-    for username in {manifest.author, manifest.publisher, *manifest.approvers}:
+    for username in {manifest.author, manifest.publisher.person, *manifest.approver_names}:
         person = users.filter(username=username).first()
         if person is None:
             raise ValidationError(UNKNOWN_SIGNER.format(username=username))
@@ -591,10 +630,10 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
             key=manifest.decision_type,
             title=manifest.decision_type,
             description="Imported from a signed bundle.",
-            created_by=people[manifest.publisher],
+            created_by=people[manifest.publisher.person],
         )
         for perm in roles.ROLE_PERMISSIONS[roles.Role.OWNER]:
-            assign_perm(perm, people[manifest.publisher], decision_type)
+            assign_perm(perm, people[manifest.publisher.person], decision_type)
     number = int(manifest.version)
     contract_json = contract.model_dump(mode="json")
     contract_sha = document_sha256(contract_json)
@@ -663,7 +702,7 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
         sha256=verified.sha256,
         content=serialize_bundle(verified),
         published_at=dt.datetime.fromisoformat(manifest.published_at),
-        publisher=people[manifest.publisher],
+        publisher=people[manifest.publisher.person],
         imported=True,
     )
     audit_record(
@@ -673,8 +712,8 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
         version=version,
         changes={
             "bundle_sha256": verified.sha256,
-            "publisher": manifest.publisher,
-            "approvers": list(manifest.approvers),
+            "publisher": manifest.publisher.person,
+            "approvers": list(manifest.approver_names),
             "key_ids": [s.key_id for s in verified.signatures],
         },
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from cryptography.hazmat.primitives import hashes
@@ -30,9 +31,16 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from compiler.keys import generate_key_pair, key_id, load_private_key, load_public_key
+from compiler.keys import (
+    TrustedKey,
+    generate_key_pair,
+    key_id,
+    load_private_key,
+    load_public_key,
+)
 
-from .models import AuditAction, SigningKey
+from . import roles
+from .models import AuditAction, DecisionType, SigningKey
 from .services import NOT_ALLOWED, Actor, audit_record
 
 # Messages tests assert on.
@@ -153,9 +161,60 @@ def all_keys() -> Iterable[SigningKey]:
     return SigningKey.objects.select_related("user").order_by("user__username", "-created_at")
 
 
-def trusted_public_keys() -> dict[str, str]:
-    """Every key this workbench knows, retired ones included, by key id (PEM values)."""
-    return dict(SigningKey.objects.values_list("key_id", "public_key_pem"))
+def key_roles(user: AbstractBaseUser) -> list[str]:
+    """What the person's keys may sign a bundle as, from their groups and permissions now:
+    `publish` for an owner of some decision type or a policy owner, `approve` for a reviewer
+    of some decision type or a risk reviewer; a superuser both; anyone else (a viewer)
+    neither. Four eyes per bundle (not the publisher, not an editor) is the verifier's."""
+    if user.is_superuser:
+        return ["publish", "approve"]
+    groups = set(user.groups.values_list("name", flat=True))
+    granted: list[str] = []
+    for role, perm, group in (
+        ("publish", roles.EDIT, roles.POLICY_OWNERS),
+        ("approve", roles.REVIEW, roles.RISK_REVIEWERS),
+    ):
+        if group in groups or _holds_on_some_type(user, perm):
+            granted.append(role)
+    return granted
+
+
+def _holds_on_some_type(user: AbstractBaseUser, codename: str) -> bool:
+    from guardian.shortcuts import get_objects_for_user
+
+    return get_objects_for_user(
+        user, f"contracts.{codename}", klass=DecisionType, with_superuser=False
+    ).exists()
+
+
+def key_set_entries() -> list[dict[str, Any]]:
+    """Every key this workbench knows (retired ones too), with its owner and roles, in the
+    shape `compiler.keys.key_set_json` writes."""
+    roles_of: dict[int, list[str]] = {}
+    entries: list[dict[str, Any]] = []
+    for key in all_keys():
+        if key.user_id not in roles_of:
+            roles_of[key.user_id] = key_roles(key.user)
+        entries.append(
+            {
+                "person": key.user.get_username(),
+                "roles": roles_of[key.user_id],
+                "retired": not key.is_active,
+                "public_key": key.public_key_pem,
+            }
+        )
+    return entries
+
+
+def trusted_public_keys() -> dict[str, TrustedKey]:
+    """Every key this workbench knows, retired ones included, by key id, with its owner and
+    the roles `key_roles` gives them now: what publishing and import verify against, and
+    what `export_public_keys` writes."""
+    trusted: dict[str, TrustedKey] = {}
+    for entry in key_set_entries():
+        public = load_public_key(entry["public_key"])
+        trusted[key_id(public)] = TrustedKey(public, entry["person"], frozenset(entry["roles"]))
+    return trusted
 
 
 def key_owners() -> dict[str, str]:

@@ -88,4 +88,4 @@ def test_submit_approve_publish_download(live_server, new_page, sign_in, review_
         data = file.read()
     assert data == bundle.data
     verified = verify_bundle(data, signing.trusted_public_keys(), key_owners=signing.key_owners())
-    assert verified.manifest.approvers == ("rafael",)
+    assert verified.manifest.approver_names == ("rafael",)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import CompileInput, InvalidInput, compile_input, load_input
+from compiler import bundle as bundles
 from compiler.bundle import (
     FORMAT,
     BundleInvalid,
@@ -33,12 +35,16 @@ from compiler.bundle import (
 )
 from compiler.canonical import canonical_bytes
 from compiler.keys import (
+    KEY_SET_FILE,
     KeyLoadError,
+    TrustedKey,
     generate_key_pair,
     key_id,
+    key_set_json,
     load_private_key,
     load_public_key,
     load_public_keys,
+    parse_key_set,
     private_key_pem,
     public_key_pem,
 )
@@ -52,7 +58,18 @@ def _key(seed: int) -> Ed25519PrivateKey:
 
 
 OLGA, BOB, CAROL, MALLORY = _key(1), _key(2), _key(3), _key(4)
-TRUSTED = {key_id(k): k.public_key() for k in (OLGA, BOB, CAROL)}
+
+
+def trusted(person: str, key: Ed25519PrivateKey, *roles: str) -> dict[str, TrustedKey]:
+    return {key_id(key): TrustedKey(key.public_key(), person, frozenset(roles))}
+
+
+# The key set a workbench exports: olga publishes, bob and carol approve.
+TRUSTED = (
+    trusted("olga", OLGA, "publish")
+    | trusted("bob", BOB, "approve")
+    | trusted("carol", CAROL, "approve")
+)
 SIGNERS = [("olga", "publisher", OLGA), ("bob", "approver", BOB), ("carol", "approver", CAROL)]
 
 
@@ -66,7 +83,8 @@ def small_body() -> dict:
             "version": "2",
             "parent_sha256": "ab" * 32,
             "author": "olga",
-            "approvers": ["bob", "carol"],
+            "editors": [{"person": "olga", "key_id": key_id(OLGA)}],
+            "approvers": [{"person": "bob"}, {"person": "carol"}],
             "published_at": "2026-09-01T10:00:00+00:00",
             "compiler_version": "0.1.0",
         },
@@ -141,8 +159,9 @@ def test_sign_serialize_verify_round_trip(signed: dict, data: bytes):
     assert verified.sha256 == signed["sha256"] == bundle_body_hash(signed)
     assert verified.document == json.loads(data)
     assert serialize_bundle(verified) == data
-    assert verified.manifest.publisher == "olga"
-    assert verified.manifest.approvers == ("bob", "carol")
+    assert verified.manifest.publisher.person == "olga"
+    assert verified.manifest.approver_names == ("bob", "carol")
+    assert [a.key_id for a in verified.manifest.approvers] == [key_id(BOB), key_id(CAROL)]
     assert [(s.signer, s.role, s.key_id) for s in verified.signatures] == [
         ("olga", "publisher", key_id(OLGA)),
         ("bob", "approver", key_id(BOB)),
@@ -164,7 +183,7 @@ def test_signature_is_ed25519_over_the_ascii_hex_digest(signed: dict):
     import base64
 
     for entry in signed["signatures"]:
-        key = TRUSTED[entry["key_id"]]
+        key = TRUSTED[entry["key_id"]].public_key
         key.verify(base64.b64decode(entry["signature"]), signed["sha256"].encode("ascii"))
         assert entry["algorithm"] == "ed25519"
 
@@ -190,7 +209,7 @@ def test_exporting_twice_gives_identical_bytes(signed: dict, data: bytes):
 
 
 def test_signing_writes_every_default_out(signed: dict):
-    assert signed["manifest"]["publisher"] == "olga"
+    assert signed["manifest"]["publisher"] == {"person": "olga", "key_id": key_id(OLGA)}
     assert signed["contract"]["policy"]["name"] == "default"
     assert signed["contract"]["propositions"][0]["max_items"] == 1
     assert signed["source_classes"][0] == {
@@ -237,6 +256,7 @@ def _strict_json(raw: bytes):
 
 
 SIGNATURE_PROBLEMS = {
+    Problem.WRONG_SIGNER,
     Problem.UNKNOWN_KEY,
     Problem.BAD_SIGNATURE,
     Problem.SIGNATURES,
@@ -288,7 +308,7 @@ def test_flipping_any_byte_fails_verification(data: bytes):
         Problem.FORMAT,
         Problem.UNKNOWN_KEY,
         Problem.BAD_SIGNATURE,
-        Problem.SIGNATURES,
+        Problem.WRONG_SIGNER,
         Problem.SCHEMA,
     ):
         assert seen.get(kind), (kind, seen)
@@ -335,7 +355,7 @@ def test_replacing_inserting_or_deleting_any_byte_fails_verification(data: bytes
         (lambda d: b"[" * 100_000, Problem.MALFORMED),
         (lambda d: b"[" + b"1" * 5000 + b"]", Problem.MALFORMED),
         (lambda d: b"[]\n", Problem.FORMAT),
-        (lambda d: d.replace(FORMAT.encode(), b"evidence-workbench.bundle/2"), Problem.FORMAT),
+        (lambda d: d.replace(FORMAT.encode(), b"evidence-workbench.bundle/3"), Problem.FORMAT),
     ],
 )
 def test_named_byte_changes(data: bytes, change, problem):
@@ -352,8 +372,8 @@ def test_reasons_are_specific(data: bytes, signed: dict):
     assert altered.startswith(f"the bundle was altered: sha256 {signed['sha256']} does not match")
     assert "not the canonical form" in problem_of(data[:-1]).reason
     assert (
-        "evidence-workbench.bundle/2"
-        in problem_of(data.replace(FORMAT.encode(), b"evidence-workbench.bundle/2")).reason
+        "evidence-workbench.bundle/3"
+        in problem_of(data.replace(FORMAT.encode(), b"evidence-workbench.bundle/3")).reason
     )
 
 
@@ -395,24 +415,37 @@ def test_a_signature_over_another_bundle_is_refused(signed: dict):
 
 
 def test_key_owners_bind_signers_to_their_keys():
-    # Carol's signature slot is filled with bob's trusted key: valid crypto, wrong person.
+    # Carol's signature slot is filled with bob's second key: valid crypto, wrong person.
     bundle = sign_bundle(
         small_body(),
         [SIGNERS[0], ("bob", "approver", BOB), ("carol", "approver", _key(9))],
     )
-    owners = {key_id(OLGA): "olga", key_id(BOB): "bob", key_id(_key(9)): "bob"}
-    keys = {**TRUSTED, key_id(_key(9)): _key(9).public_key()}
-    verify_bundle(bundle, keys)  # a bare key directory cannot tell
-    error = problem_of(bundle, keys, key_owners=owners)
-    assert error.problem is Problem.WRONG_SIGNER
-    assert "claims to be by 'carol', but key" in error.reason
-    assert "belongs to 'bob'" in error.reason
-    owners[key_id(_key(9))] = "carol"
-    verify_bundle(bundle, keys, key_owners=owners)
+    ownerless = {key_id(_key(9)): TrustedKey(_key(9).public_key(), None, frozenset({"approve"}))}
+    verify_bundle(bundle, {**TRUSTED, **ownerless})  # a key without an owner cannot tell
+    keys = {**TRUSTED, **trusted("bob", _key(9), "approve")}
+    owners = {k: v.person for k, v in TRUSTED.items()}
+    for error in (
+        problem_of(bundle, keys),
+        problem_of(bundle, {**TRUSTED, **ownerless}, key_owners={**owners, key_id(_key(9)): "bob"}),
+    ):
+        assert error.problem is Problem.WRONG_SIGNER
+        assert "claims to be by 'carol', but key" in error.reason
+        assert "belongs to 'bob'" in error.reason
+    verify_bundle(bundle, keys, key_owners={**owners, key_id(_key(9)): "carol"})
 
 
-def test_public_keys_may_be_given_as_pem(data: bytes):
-    verify_bundle(data, {k: public_key_pem(v) for k, v in TRUSTED.items()})
+def test_bare_public_keys_are_trusted_to_sign_nothing(data: bytes):
+    """A PEM or key object says nothing about who may publish or approve: the key set does."""
+    for bare in (
+        {k: public_key_pem(v.public_key) for k, v in TRUSTED.items()},
+        {k: v.public_key for k, v in TRUSTED.items()},
+    ):
+        error = problem_of(data, bare)
+        assert error.problem is Problem.NOT_ALLOWED
+        assert error.reason == bundles.KEY_MAY_NOT_SIGN.format(
+            index=0, signer="olga", role="publisher", key_id=key_id(OLGA), action="publish",
+            roles="none",
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -432,15 +465,11 @@ def test_public_keys_may_be_given_as_pem(data: bytes):
             "an approver signature by 'dave', who is not among the manifest's approvers",
         ),
         ([*SIGNERS, ("bob", "approver", BOB)], "'bob' signed as approver 2 times"),
-        (
-            [("olga", "publisher", OLGA), ("bob", "approver", BOB), ("carol", "approver", BOB)],
-            "'bob', 'carol' signed with the same key",
-        ),
     ],
 )
 def test_the_signatures_must_match_the_manifest(signed: dict, signers, message):
     body = small_body()
-    body["manifest"]["publisher"] = "olga"
+    body["manifest"]["publisher"] = {"person": "olga"}
     with pytest.raises(BundleInvalid) as at_signing:
         sign_bundle(body, signers)
     assert message in at_signing.value.reason
@@ -468,12 +497,29 @@ def _entry(digest: str, signer: str, role: str, key: Ed25519PrivateKey) -> dict:
 def test_the_publisher_signature_must_be_by_the_manifest_publisher(signed: dict):
     forged = copy.deepcopy(signed)
     forged["signatures"][0]["signer"] = "bob"
-    error = problem_of(forged)
-    assert "the publisher signature is by 'bob', but the manifest names 'olga'" in error.reason
+    assert problem_of(forged).problem is Problem.WRONG_SIGNER  # olga's key, by the key set
+    with pytest.raises(BundleInvalid) as caught:
+        inspect_bundle(forged)  # and, without keys, by the manifest
+    assert "the publisher signature is by 'bob', but the manifest names 'olga'" in (
+        caught.value.reason
+    )
     body = small_body()
-    body["manifest"]["publisher"] = "zed"
+    body["manifest"]["publisher"] = {"person": "zed"}
     with pytest.raises(BundleInvalid, match="publisher signature is by 'olga'"):
         sign_bundle(body, SIGNERS)
+
+
+def test_each_signature_is_made_with_the_key_the_manifest_names(signed: dict):
+    # Carol signs with a second key of hers that the key set trusts: not the one she is
+    # named with in the signed manifest.
+    forged = copy.deepcopy(signed)
+    forged["signatures"][2] = _entry(signed["sha256"], "carol", "approver", _key(9))
+    keys = {**TRUSTED, **trusted("carol", _key(9), "approve")}
+    error = problem_of(forged, keys)
+    assert error.problem is Problem.SIGNATURES
+    assert error.reason == bundles.SIGNED_WITH_ANOTHER_KEY.format(
+        role="approver", signer="carol", key_id=key_id(_key(9)), named=key_id(CAROL)
+    )
 
 
 def test_non_canonical_base64_in_a_signature_is_refused(signed: dict):
@@ -516,13 +562,18 @@ def test_schema_errors_list_every_location(signed: dict):
     [
         (lambda b: b["manifest"].update(version="3"), "manifest.version '3' is not the contract's"),
         (
-            lambda b: b["manifest"].update(approvers=["olga", "bob"]),
-            "the author 'olga' cannot approve their own version",
+            lambda b: b["manifest"].update(author="zed"),
+            "the author 'zed' is not among the editors",
         ),
         (lambda b: b["manifest"].update(approvers=[]), "at least 1 item"),
+        (lambda b: b["manifest"].update(editors=[]), "at least 1 item"),
         (
-            lambda b: b["manifest"].update(approvers=["bob", "bob"]),
-            "approver 'bob' is listed twice",
+            lambda b: b["manifest"].update(approvers=[{"person": "bob"}, {"person": "bob"}]),
+            "approver 'bob' appears more than once",
+        ),
+        (
+            lambda b: b["manifest"].update(approvers=["bob", "carol"]),
+            "manifest.approvers[0]: Input should be a valid dictionary",
         ),
         (lambda b: b["manifest"].update(parent_sha256="abc"), "String should match pattern"),
         (
@@ -582,7 +633,8 @@ def atlas_bundle() -> VerifiedBundle:
             "version": atlas["contract"]["version"],
             "parent_sha256": None,
             "author": "olga",
-            "approvers": ["bob"],
+            "editors": [{"person": "olga"}],
+            "approvers": [{"person": "bob"}],
             "published_at": "2026-09-01T10:00:00Z",
             "compiler_version": "0.1.0",
         },
@@ -695,8 +747,52 @@ def test_load_public_keys_from_a_file_or_a_directory(tmp_path: Path, data: bytes
     (tmp_path / "README.txt").write_text("not a key")
     keys = load_public_keys(tmp_path)
     assert set(keys) == set(TRUSTED)
-    assert verify_bundle(data, keys)
+    assert all(k.person is None and not k.roles for k in keys.values())
+    assert problem_of(data, keys).problem is Problem.NOT_ALLOWED  # bare keys may sign nothing
     assert set(load_public_keys(tmp_path / "olga.pem")) == {key_id(OLGA)}
+    # With a key set beside them, the directory is read from the key set alone.
+    (tmp_path / KEY_SET_FILE).write_bytes(key_set_json(_key_set_entries()))
+    assert load_public_keys(tmp_path) == TRUSTED == load_public_keys(tmp_path / KEY_SET_FILE)
+    assert verify_bundle(data, load_public_keys(tmp_path))
+
+
+def _key_set_entries() -> list[dict]:
+    return [
+        {"person": k.person, "roles": sorted(k.roles), "public_key": public_key_pem(k.public_key)}
+        for k in TRUSTED.values()
+    ]
+
+
+def test_a_key_set_names_each_key_its_person_and_roles():
+    document = json.loads(key_set_json(_key_set_entries()))
+    assert document["format"] == "evidence-workbench.keys/1"
+    assert [(e["key_id"], e["person"], e["roles"]) for e in document["keys"]] == [
+        (key_id(OLGA), "olga", ["publish"]),
+        (key_id(BOB), "bob", ["approve"]),
+        (key_id(CAROL), "carol", ["approve"]),
+    ]
+    assert parse_key_set(json.dumps(document)) == TRUSTED
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(format="x"), "not a key set: it should declare format"),
+        (lambda d: d.update(keys=[]), "the key set has no keys"),
+        (lambda d: d["keys"][1].update(roles=["sign"]), "keys[1].roles: a list of publish"),
+        (lambda d: d["keys"][0].update(person=""), "keys[0].person: the key's owner is required"),
+        (lambda d: d["keys"][2].update(key_id=key_id(BOB)), "keys[2].key_id: '"),
+        (lambda d: d["keys"][0].update(trusted=True), "keys[0]: an entry has only"),
+    ],
+)
+def test_a_bad_key_set_is_refused_with_the_entry_named(tmp_path: Path, change, message):
+    document = json.loads(key_set_json(_key_set_entries()))
+    change(document)
+    path = tmp_path / KEY_SET_FILE
+    path.write_text(json.dumps(document))
+    with pytest.raises(KeyLoadError) as caught:
+        load_public_keys(tmp_path)
+    assert str(caught.value).startswith(f"{path}: {message}")
 
 
 @pytest.mark.parametrize(
@@ -761,3 +857,127 @@ def problem_of_inspect(document) -> Problem:
     with pytest.raises(BundleInvalid) as caught:
         inspect_bundle(document)
     return caught.value.problem
+
+
+# --------------------------------------------------------------------------- four eyes
+
+
+ED = _key(6)
+
+
+def _four_eyes_body(**manifest) -> dict:
+    body = small_body()
+    body["manifest"]["editors"].append({"person": "ed", "key_id": key_id(ED)})
+    body["manifest"].update(manifest)
+    return body
+
+
+def _forge(body: dict, signers) -> dict:
+    """What a forger writes without sign_bundle's checks: each manifest signatory named with
+    the key they sign with, the hash, and valid signatures."""
+    body = copy.deepcopy(body)
+    manifest = body["manifest"]
+    manifest["publisher"] = {"person": signers[0][0], "key_id": key_id(signers[0][2])}
+    manifest["approvers"] = [{"person": n, "key_id": key_id(k)} for n, _, k in signers[1:]]
+    digest = bundle_body_hash(body)
+    entries = [_entry(digest, *s) for s in signers]
+    return {**body, "sha256": digest, "signatures": entries}
+
+
+@pytest.mark.parametrize(
+    ("signers", "reason"),
+    [
+        (  # the publisher approves with their own key
+            [("olga", "publisher", OLGA), ("olga", "approver", OLGA)],
+            bundles.APPROVER_IS_PUBLISHER.format(person="olga"),
+        ),
+        (  # ... or with a second key of theirs
+            [("olga", "publisher", OLGA), ("olga", "approver", _key(9))],
+            bundles.APPROVER_IS_PUBLISHER.format(person="olga"),
+        ),
+        (  # an editor approves
+            [("olga", "publisher", OLGA), ("ed", "approver", ED)],
+            bundles.APPROVER_IS_EDITOR.format(person="ed"),
+        ),
+        (  # someone else's approval made with the publisher's key
+            [("olga", "publisher", OLGA), ("bob", "approver", OLGA)],
+            bundles.APPROVAL_WITH_PUBLISHER_KEY.format(
+                person="bob", key_id=key_id(OLGA), publisher="olga"
+            ),
+        ),
+        (  # ... or with an editor's key
+            [("olga", "publisher", OLGA), ("bob", "approver", ED)],
+            bundles.APPROVAL_WITH_EDITOR_KEY.format(person="bob", key_id=key_id(ED), editor="ed"),
+        ),
+        (  # two approvals with one key
+            [("olga", "publisher", OLGA), ("bob", "approver", BOB), ("carol", "approver", BOB)],
+            bundles.APPROVERS_SHARE_A_KEY.format(people="'bob', 'carol'", key_id=key_id(BOB)),
+        ),
+    ],
+)
+def test_four_eyes_is_checked_in_the_signed_manifest(signers, reason):
+    body = _four_eyes_body()
+    # Every key is trusted for everything, by its right owner: only four eyes can refuse.
+    keys = {
+        key_id(k): TrustedKey(k.public_key(), n, frozenset({"publish", "approve"}))
+        for n, _, k in signers
+    }
+    forged = _forge(body, signers)
+    for check in (
+        lambda: verify_bundle(serialize_bundle(forged), keys),
+        lambda: inspect_bundle(forged),
+        lambda: sign_bundle(bundle_body(forged), signers),
+    ):
+        with pytest.raises(BundleInvalid) as caught:
+            check()
+        assert caught.value.problem is Problem.FOUR_EYES
+        assert caught.value.reason == reason
+
+
+def test_a_key_the_key_set_does_not_let_approve_is_refused(data: bytes):
+    """A viewer who created a key: trusted, theirs, but not allowed to approve."""
+    keys = {**TRUSTED, **trusted("bob", BOB)}
+    error = problem_of(data, keys)
+    assert error.problem is Problem.NOT_ALLOWED
+    assert error.reason == bundles.KEY_MAY_NOT_SIGN.format(
+        index=1, signer="bob", role="approver", key_id=key_id(BOB), action="approve", roles="none"
+    )
+    # A publisher's key that may only approve does not publish either.
+    error = problem_of(data, {**TRUSTED, **trusted("olga", OLGA, "approve")})
+    assert error.problem is Problem.NOT_ALLOWED
+    assert "may not publish (its roles: approve)" in error.reason
+
+
+def test_an_outdated_format_is_refused_with_its_own_reason(signed: dict):
+    old = copy.deepcopy(signed)
+    old["format"] = "evidence-workbench.bundle/1"
+    manifest = old["manifest"]
+    manifest["publisher"] = "olga"
+    manifest["approvers"] = ["bob", "carol"]
+    del manifest["editors"]
+    for document in (resign(old), serialize_bundle(resign(old))):
+        error = problem_of(document)
+        assert error.problem is Problem.OUTDATED
+        assert error.reason == bundles.OUTDATED_FORMAT.format(
+            found="evidence-workbench.bundle/1", expected=FORMAT
+        )
+    assert FORMAT == "evidence-workbench.bundle/2"
+
+
+def test_the_cli_refuses_a_bundle_the_key_set_does_not_let_approve(tmp_path: Path, data: bytes):
+    from compiler.cli import main
+
+    path = tmp_path / "bundle.json"
+    path.write_bytes(data)
+    entries = _key_set_entries()
+    (tmp_path / KEY_SET_FILE).write_bytes(key_set_json(entries))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["verify-bundle", str(path), "--public-key", str(tmp_path)], out, err) == 0
+    assert "approved by 'bob', 'carol'" in out.getvalue()
+    entries[1]["roles"] = []  # bob: a viewer
+    (tmp_path / KEY_SET_FILE).write_bytes(key_set_json(entries))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["verify-bundle", str(path), "--public-key", str(tmp_path)], out, err) == 1
+    assert err.getvalue() == "invalid: " + bundles.KEY_MAY_NOT_SIGN.format(
+        index=1, signer="bob", role="approver", key_id=key_id(BOB), action="approve", roles="none"
+    ) + "\n"

@@ -148,20 +148,21 @@ def published(tmp_path):
     directory, and a request to compile against it (the input without its contract)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from compiler.bundle import serialize_bundle, sign_bundle
-    from compiler.keys import public_key_pem
+    from compiler.bundle import FORMAT, serialize_bundle, sign_bundle
+    from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
 
     atlas = json.loads(ATLAS.read_text())
     publisher = Ed25519PrivateKey.from_private_bytes(bytes([7]) * 32)
     approver = Ed25519PrivateKey.from_private_bytes(bytes([8]) * 32)
     body = {
-        "format": "evidence-workbench.bundle/1",
+        "format": FORMAT,
         "manifest": {
             "decision_type": atlas["contract"]["decision_type"],
             "version": atlas["contract"]["version"],
             "parent_sha256": None,
             "author": "olivia",
-            "approvers": ["rafael"],
+            "editors": [{"person": "olivia"}],
+            "approvers": [{"person": "rafael"}],
             "published_at": "2026-09-01T10:00:00+00:00",
             "compiler_version": "0.1.0",
         },
@@ -181,6 +182,10 @@ def published(tmp_path):
     keys.mkdir()
     (keys / "olivia.pem").write_bytes(public_key_pem(publisher))
     (keys / "rafael.pem").write_bytes(public_key_pem(approver))
+    (keys / KEY_SET_FILE).write_bytes(key_set_json([
+        {"person": "olivia", "roles": ["publish"], "public_key": public_key_pem(publisher)},
+        {"person": "rafael", "roles": ["approve"], "public_key": public_key_pem(approver)},
+    ]))  # fmt: skip
     request = {k: v for k, v in atlas.items() if k != "contract"}
     request_path = tmp_path / "request.json"
     request_path.write_text(json.dumps(request))
@@ -202,9 +207,11 @@ def test_verify_bundle_accepts_a_signed_bundle_and_refuses_an_altered_one(publis
 
 def test_verify_bundle_refuses_unknown_keys_and_bad_key_paths(published, tmp_path):
     path, keys, _ = published
-    (keys / "rafael.pem").unlink()
+    key_set = json.loads((keys / "keys.json").read_text())
+    key_set["keys"] = [k for k in key_set["keys"] if k["person"] != "rafael"]
+    (keys / "keys.json").write_text(json.dumps(key_set))
     code, _, err = run("verify-bundle", str(path), "--public-key", str(keys))
-    assert code == 1 and "invalid:" in err
+    assert code == 1 and "invalid: unknown key" in err
     code, _, err = run("verify-bundle", str(path), "--public-key", str(tmp_path / "nope"))
     assert code == 1 and "invalid:" in err
 

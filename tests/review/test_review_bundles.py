@@ -142,14 +142,15 @@ def test_signing_the_same_body_again_gives_the_same_bytes(published):
     version = published.version
     body = review.bundle_body(
         version,
-        publisher=manifest["publisher"],
-        approvers=manifest["approvers"],
+        publisher=manifest["publisher"]["person"],
+        approvers=[a["person"] for a in manifest["approvers"]],
         published_at=published.published_at,
         parent_sha256=manifest["parent_sha256"],
     )
     people = {k.user.get_username(): k for k in signing.all_keys()}
-    signers = [(manifest["publisher"], "publisher", signing.private_key(people["olivia"]))] + [
-        (name, "approver", signing.private_key(people[name])) for name in manifest["approvers"]
+    approvers = [a["person"] for a in manifest["approvers"]]
+    signers = [("olivia", "publisher", signing.private_key(people["olivia"]))] + [
+        (name, "approver", signing.private_key(people[name])) for name in approvers
     ]
     assert serialize_bundle(sign_bundle(body, signers)) == published.data
 
@@ -157,11 +158,12 @@ def test_signing_the_same_body_again_gives_the_same_bytes(published):
 def test_the_bundle_says_who_wrote_approved_and_published_it(published):
     bundle = inspect_bundle(published.data)
     manifest = bundle.manifest
-    assert (manifest.author, manifest.publisher, manifest.approvers) == (
+    assert (manifest.author, manifest.publisher.person, manifest.approver_names) == (
         "olivia",
         "olivia",
         ("rafael",),
     )
+    assert [e.person for e in manifest.editors] == ["olivia"]
     assert manifest.version == "1" and manifest.parent_sha256 is None
     assert manifest.published_at.endswith("+00:00")
     assert {s.key_id for s in bundle.signatures} == set(signing.trusted_public_keys())
@@ -288,13 +290,23 @@ def test_changing_any_single_byte_makes_import_refuse_with_nothing_written(expor
     assert {Problem.ALTERED, Problem.MALFORMED} <= problems
 
 
+def body_to_resign(data: bytes) -> dict:
+    """A bundle's body without the key ids its publisher and approvers signed with, for
+    `sign_bundle` to fill in with other keys (as a forger would)."""
+    document = json.loads(data)
+    body = {k: v for k, v in document.items() if k not in ("sha256", "signatures")}
+    manifest = body["manifest"]
+    manifest["publisher"] = {"person": manifest["publisher"]["person"]}
+    manifest["approvers"] = [{"person": a["person"]} for a in manifest["approvers"]]
+    return body
+
+
 def test_a_bundle_signed_by_an_unknown_key_is_refused(exported, tmp_path, owner):
-    document = json.loads(exported[0])
     stranger_key, _ = generate_key_pair()
     approver_key = signing.private_key(
         signing.active_key(type(owner).objects.get(username="rafael"))
     )
-    body = {k: v for k, v in document.items() if k not in ("sha256", "signatures")}
+    body = body_to_resign(exported[0])
     forged = serialize_bundle(
         sign_bundle(
             body, [("olivia", "publisher", stranger_key), ("rafael", "approver", approver_key)]
@@ -308,18 +320,17 @@ def test_a_bundle_signed_by_an_unknown_key_is_refused(exported, tmp_path, owner)
     assert counts() == before
 
 
-def test_a_known_key_under_someone_elses_name_is_refused(exported, tmp_path):
-    document = json.loads(exported[0])
+def test_a_known_key_under_someone_elses_name_is_refused(exported, tmp_path, make_user):
+    rhea = signing.private_key(signing.signing_key_ensure(user=make_user("rhea")))
     rafael = signing.private_key(
         next(k for k in signing.all_keys() if k.user.get_username() == "rafael")
     )
-    olivia = signing.private_key(
-        next(k for k in signing.all_keys() if k.user.get_username() == "olivia")
-    )
-    body = {k: v for k, v in document.items() if k not in ("sha256", "signatures")}
-    # Each signs under the other's name: every signature is valid, the owners are not.
+    # Olivia's signature is made with rhea's key: a valid signature, by the wrong owner.
     swapped = serialize_bundle(
-        sign_bundle(body, [("olivia", "publisher", rafael), ("rafael", "approver", olivia)])
+        sign_bundle(
+            body_to_resign(exported[0]),
+            [("olivia", "publisher", rhea), ("rafael", "approver", rafael)],
+        )
     )
     with pytest.raises(BundleInvalid) as raised:
         review.bundle_import(actor=None, data=swapped)

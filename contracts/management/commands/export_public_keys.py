@@ -5,13 +5,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from compiler.keys import KEY_SET_FILE, key_set_json
 from contracts import signing
 
 
 class Command(BaseCommand):
     help = (
-        "Write every known public signing key (retired ones too) to DIR as "
-        "<username>-<key id>.pem, for `python -m compiler verify-bundle --public-key DIR`."
+        "Write every known public signing key (retired ones too) to DIR: the key set "
+        f"DIR/{KEY_SET_FILE} (each key's owner and whether it may publish and/or approve, "
+        "from their roles now), which `python -m compiler verify-bundle --public-key DIR` "
+        "reads, and each key as <username>-<key id>.pem for people and other tools."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -23,8 +26,13 @@ class Command(BaseCommand):
         keys = list(signing.all_keys())
         if not keys:
             raise CommandError("No signing keys yet: python manage.py generate_signing_key USER")
-        for key in keys:
+        entries = signing.key_set_entries()
+        for key, entry in zip(keys, entries, strict=True):
             path = directory / f"{key.user.get_username()}-{key.key_id}.pem"
             path.write_text(key.public_key_pem)
             state = "" if key.is_active else " (retired)"
-            self.stdout.write(f"{path}{state}\n")
+            roles = ", ".join(entry["roles"]) or "none"
+            self.stdout.write(f"{path}{state} — {entry['person']}, roles: {roles}\n")
+        key_set = directory / KEY_SET_FILE
+        key_set.write_bytes(key_set_json(entries))
+        self.stdout.write(f"{key_set}: {len(entries)} key(s) with their owners and roles\n")

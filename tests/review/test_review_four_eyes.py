@@ -1,0 +1,173 @@
+"""Four eyes beyond the workbench: publishing refuses an approval by the publisher or by
+someone who has since edited the version, the published bundle names its publisher, editors
+and approvers with their keys in its signed manifest, the exported key set says which keys
+may approve, and import refuses a bundle that breaks four eyes with nothing written."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+
+from compiler import bundle as bundles
+from compiler.bundle import BundleInvalid, Problem, serialize_bundle, sign_bundle
+from compiler.keys import KEY_SET_FILE, load_public_keys
+from contracts import review, roles, services, signing
+from contracts.models import AuditAction, Bundle, ContractVersion
+
+pytestmark = pytest.mark.django_db
+
+
+def _body(data: bytes) -> dict:
+    return {k: v for k, v in json.loads(data).items() if k not in ("sha256", "signatures")}
+
+
+def _private(username: str):
+    keys = signing.all_keys()
+    return signing.private_key(next(k for k in keys if k.user.get_username() == username))
+
+
+def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner, reviewer):
+    """The workbench itself could produce publisher = approver: a reviewer approves, is then
+    made owner, and publishes. Publishing refuses, naming them."""
+    services.access_grant(
+        actor=owner, decision_type=approved.decision_type, user=reviewer, role=roles.Role.OWNER
+    )
+    reviewer = type(reviewer).objects.get(pk=reviewer.pk)  # fresh permission cache
+    with pytest.raises(ValidationError) as raised:
+        review.version_publish(actor=reviewer, version=approved)
+    assert raised.value.messages == [
+        review.APPROVER_IS_PUBLISHER.format(username="rafael", number=approved.number)
+    ]
+    approved.refresh_from_db()
+    assert approved.status == ContractVersion.Status.APPROVED
+    assert not Bundle.objects.exists()
+    # Someone else publishing the same approval is fine.
+    assert review.version_publish(actor=owner, version=approved).version == approved
+
+
+def test_an_approver_who_has_since_become_an_editor_does_not_publish(approved, owner, reviewer):
+    """Every edit through the services returns the version to draft, so this needs an edit
+    recorded some other way (an import, older code); publishing must still refuse it rather
+    than sign a bundle whose approver is one of its editors."""
+    services.audit_record(
+        actor=reviewer,
+        action=AuditAction.SETTINGS_UPDATED,
+        summary="edited outside the services",
+        version=approved,
+    )
+    with pytest.raises(ValidationError) as raised:
+        review.version_publish(actor=owner, version=approved)
+    assert raised.value.messages == [
+        review.APPROVER_IS_EDITOR.format(username="rafael", number=approved.number)
+    ]
+    assert not Bundle.objects.exists()
+
+
+def test_the_signed_manifest_names_everyone_with_their_keys(published, keys):
+    manifest = published.document["manifest"]
+    olivia, rafael = keys["owner"].key_id, keys["reviewer"].key_id
+    assert published.document["format"] == bundles.FORMAT
+    assert manifest["publisher"] == {"person": "olivia", "key_id": olivia}
+    assert manifest["editors"] == [{"person": "olivia", "key_id": olivia}]
+    assert manifest["approvers"] == [{"person": "rafael", "key_id": rafael}]
+    assert manifest["author"] == "olivia"
+
+
+def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_path):
+    vera = signing.signing_key_ensure(user=viewer)
+    out = io.StringIO()
+    call_command("export_public_keys", str(tmp_path), stdout=out)
+    key_set = json.loads((tmp_path / KEY_SET_FILE).read_text())
+    roles_by_person = {entry["person"]: entry["roles"] for entry in key_set["keys"]}
+    assert roles_by_person == {"olivia": ["publish"], "rafael": ["approve"], "vera": []}
+    loaded = load_public_keys(tmp_path)
+    assert loaded[vera.key_id].roles == frozenset()
+    assert loaded[vera.key_id].person == "vera"
+    assert "vera" in out.getvalue() and "roles: none" in out.getvalue()
+
+
+def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(published, viewer, tmp_path):
+    """A viewer who created a key could "approve" a bundle by signing it; the trusted key
+    set does not let their key approve, so the bundle is refused and nothing written."""
+    signing.signing_key_ensure(user=viewer)
+    body = _body(published.data)
+    body["manifest"]["approvers"] = [{"person": "vera"}]
+    body["manifest"]["version"] = body["contract"]["version"] = "7"
+    forged = serialize_bundle(
+        sign_bundle(
+            body,
+            [("olivia", "publisher", _private("olivia")), ("vera", "approver", _private("vera"))],
+        )
+    )
+    path = tmp_path / "forged.json"
+    path.write_bytes(forged)
+    before = (ContractVersion.objects.count(), Bundle.objects.count())
+    with pytest.raises(BundleInvalid) as raised:
+        review.bundle_import(actor=None, data=forged)
+    assert raised.value.problem is Problem.NOT_ALLOWED
+    assert "'vera' (approver" in raised.value.reason and "may not approve" in raised.value.reason
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="may not approve"):
+        call_command("import_bundle", str(path))
+    assert (ContractVersion.objects.count(), Bundle.objects.count()) == before
+
+
+def test_a_bundle_approved_by_its_publisher_does_not_import(published):
+    body = _body(published.data)
+    body["manifest"]["approvers"] = [{"person": "olivia"}]
+    body["manifest"]["version"] = body["contract"]["version"] = "7"
+    with pytest.raises(BundleInvalid) as at_signing:
+        sign_bundle(
+            body,
+            [
+                ("olivia", "publisher", _private("olivia")),
+                ("olivia", "approver", _private("olivia")),
+            ],
+        )
+    assert at_signing.value.reason == bundles.APPROVER_IS_PUBLISHER.format(person="olivia")
+    before = Bundle.objects.count()
+    with pytest.raises(BundleInvalid) as raised:
+        review.bundle_import(actor=None, data=_hand_signed(body))
+    assert raised.value.problem is Problem.FOUR_EYES
+    assert raised.value.reason == bundles.APPROVER_IS_PUBLISHER.format(person="olivia")
+    assert Bundle.objects.count() == before
+
+
+def _hand_signed(body: dict) -> bytes:
+    """What a forger can write without sign_bundle's checks: the body, its hash, and a
+    valid signature per role made with olivia's own key."""
+    import base64
+
+    from compiler.bundle import bundle_body_hash
+    from compiler.keys import key_id
+
+    key = _private("olivia")
+    body = json.loads(json.dumps(body))
+    body["manifest"]["approvers"] = [{"person": "olivia", "key_id": key_id(key)}]
+    digest = bundle_body_hash(body)
+    signature = base64.b64encode(key.sign(digest.encode())).decode()
+    entries = [
+        {"signer": "olivia", "role": role, "key_id": key_id(key), "algorithm": "ed25519",
+         "signature": signature}
+        for role in ("publisher", "approver")
+    ]  # fmt: skip
+    return serialize_bundle({**body, "sha256": digest, "signatures": entries})
+
+
+def test_key_roles_come_from_groups_and_per_type_roles(atlas, owner, make_user, superuser):
+    """A person in no group gets `approve` by being made reviewer of one type, `publish` by
+    being made owner; a superuser may do both; a viewer neither."""
+    sam = make_user("sam")
+    assert signing.key_roles(sam) == []
+    services.access_grant(actor=owner, decision_type=atlas, user=sam, role=roles.Role.REVIEWER)
+    assert signing.key_roles(type(sam).objects.get(pk=sam.pk)) == ["approve"]
+    services.access_grant(actor=owner, decision_type=atlas, user=sam, role=roles.Role.OWNER)
+    assert signing.key_roles(type(sam).objects.get(pk=sam.pk)) == ["publish"]
+    services.access_grant(actor=owner, decision_type=atlas, user=sam, role=roles.Role.VIEWER)
+    assert signing.key_roles(type(sam).objects.get(pk=sam.pk)) == []
+    assert signing.key_roles(superuser) == ["publish", "approve"]
