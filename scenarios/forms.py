@@ -42,6 +42,23 @@ class ListField(forms.CharField):
             raise forms.ValidationError(self.error_messages["required"], code="required")
 
 
+class IsoDateInput(forms.DateInput):
+    """`<input type=date>`: the browser reads and posts only ISO 8601 (`2026-10-11`), so the
+    value is rendered that way whatever the locale's date format (en-gb's is `11/10/2026`,
+    which a date input shows as blank)."""
+
+    input_type = "date"
+
+    def __init__(self, attrs: dict[str, Any] | None = None) -> None:
+        super().__init__(attrs, format="%Y-%m-%d")
+
+
+class IsoDateField(forms.DateField):
+    """Every date the app asks for: the ISO date input (see `IsoDateInput`)."""
+
+    widget = IsoDateInput
+
+
 class JSONText(forms.CharField):
     """JSON typed into a text area; blank is None."""
 
@@ -134,12 +151,8 @@ class CandidateForm(forms.Form):
     allowed_purposes = ListField()
     supports = ListField()
     contradicts = ListField()
-    valid_from = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
-    valid_to = forms.DateField(
-        required=False,
-        widget=forms.DateInput(attrs={"type": "date"}),
-        help_text="The last valid day.",
-    )
+    valid_from = IsoDateField()
+    valid_to = IsoDateField(required=False, help_text="The last valid day.")
     superseded = forms.BooleanField(required=False)
     superseded_by = forms.CharField(required=False, max_length=200)
     tokens = forms.IntegerField(min_value=0)
@@ -196,7 +209,7 @@ class ScenarioForm(forms.Form):
     roles = ListField(help_text="Comma-separated.")
     purpose = forms.CharField(max_length=120)
     entity = forms.CharField(max_length=200, help_text="An id or an alias from the directory.")
-    decision_date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+    decision_date = IsoDateField()
     token_budget = forms.IntegerField(min_value=0)
     delegation = JSONText(
         help_text='Optional: {"service", "on_behalf_of", "scopes", "valid_from", "valid_to", '

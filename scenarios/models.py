@@ -176,6 +176,13 @@ class SuiteRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The worker's sign of life, written with each progress commit: a running run whose
+    # heartbeat is older than settings.SUITE_RUN_STALE_SECONDS lost its worker (killed, say)
+    # and is requeued, resuming after the `done` scenarios whose results are stored.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    requeues = models.PositiveSmallIntegerField(default=0)  # times requeued after a stop
+    requeued_at = models.DateTimeField(null=True, blank=True)
+    resumed_from = models.PositiveIntegerField(default=0)  # `done` when last requeued
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -16,13 +16,16 @@ still increments the counter, so every open form goes stale.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import logging
 import time
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
 from django.db.models import F, Max
@@ -60,8 +63,14 @@ STALE_CANDIDATE = (
     "reload to see their version."
 )
 
-# Seconds between progress commits of a running suite.
-PROGRESS_INTERVAL = 1.0
+RUN_STOPPED = (
+    "The worker running this run stopped (no heartbeat since {heartbeat}) after it had been "
+    "requeued {requeues} times; it was not requeued again. Start a new run."
+)
+# A run whose worker stops is requeued this many times, then failed with RUN_STOPPED.
+MAX_REQUEUES = 2
+
+logger = logging.getLogger(__name__)
 
 SLOT_STATES = ("supported", "contradicted", "unknown", compiling.REFUSED)
 
@@ -75,7 +84,9 @@ class Action:
     SCENARIO_UPDATED = "scenario.updated"
     EXPECTATIONS_TAKEN = "scenario.expectations_taken"
     RUN_STARTED = "run.started"
+    RUN_REQUEUED = "run.requeued"
     RUN_FINISHED = "run.finished"
+    RUN_FAILED = "run.failed"
 
 
 # --------------------------------------------------------------------------- permissions
@@ -503,8 +514,6 @@ def run_start(
 def _run_create(
     *, actor: Actor, version: ContractVersion, scenario: Scenario | None, enqueue: bool
 ) -> SuiteRun:
-    from .tasks import execute_suite_run
-
     decision_type = version.decision_type
     if not can_run(actor, decision_type):
         raise PermissionDenied(NOT_ALLOWED)
@@ -530,58 +539,154 @@ def _run_create(
         changes={"run": run.pk, "scenarios": total},
     )
     if enqueue:
-        result = execute_suite_run.enqueue(run.pk)
-        SuiteRun.objects.filter(pk=run.pk).update(task_id=str(result.id)[:64])
+        _enqueue(run)
     run.refresh_from_db()
     return run
+
+
+class RunSuperseded(Exception):
+    """This worker's claim on a run is gone: it was requeued while this worker still ran
+    (a heartbeat came too late), and another worker now owns it."""
+
+
+def _heartbeat_seconds() -> float:
+    return settings.SUITE_RUN_HEARTBEAT_SECONDS
 
 
 def run_execute(*, run_id: int) -> SuiteRun:
-    """Compile every scenario of the run, committing its results scenario by scenario so the
-    progress bar moves; the worker (or the immediate backend) calls this."""
+    """Compile every scenario of the run, committing results, progress and a heartbeat about
+    every `SUITE_RUN_HEARTBEAT_SECONDS` so the progress bar moves and a stopped worker shows;
+    a requeued run resumes after the scenarios whose results are already stored. The worker
+    (or the immediate backend) calls this."""
     run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run_id)
     # Claim the run: only a queued run starts, and only once, whoever else holds its task.
+    now = timezone.now()
     claimed = SuiteRun.objects.filter(pk=run.pk, status=SuiteRun.Status.QUEUED).update(
-        status=SuiteRun.Status.RUNNING, started_at=timezone.now()
+        status=SuiteRun.Status.RUNNING,
+        started_at=run.started_at or now,
+        heartbeat_at=now,
     )
     if not claimed:
         return run
+    run.refresh_from_db()
+    claim = _RunClaim(run)
     started = time.perf_counter()
     writer = _ResultWriter()
     try:
-        summary, contract_sha256 = _compile_run(run, writer)
+        summary, contract_sha256 = _compile_run(run, writer, claim)
+        summary["seconds"] = round(time.perf_counter() - started, 3)
+        summary["compiles_per_second"] = (
+            round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
+        )
+        # The last results land with the outcome: one commit, one disk sync.
+        with transaction.atomic():
+            claim.update(
+                status=SuiteRun.Status.FINISHED,
+                finished_at=timezone.now(),
+                contract_sha256=contract_sha256,
+                summary=summary,
+                done=F("total"),
+            )
+            writer.flush()
+            audit_record(
+                actor=None,
+                action=Action.RUN_FINISHED,
+                summary=f"Run {run.pk} finished: {summary['failures']} expectation failures, "
+                f"{summary['flipped_slots']} flipped slots",
+                version=run.version,
+                changes={"run": run.pk, **summary},
+            )
+    except RunSuperseded:
+        logger.warning("Run %s was requeued while this worker ran it; leaving it.", run.pk)
     except Exception as exc:  # the run records why it failed; the worker keeps going
-        SuiteRun.objects.filter(pk=run.pk).update(
-            status=SuiteRun.Status.FAILED,
-            finished_at=timezone.now(),
-            error=_describe(exc),
-        )
-        run.refresh_from_db()
-        return run
-    summary["seconds"] = round(time.perf_counter() - started, 3)
-    summary["compiles_per_second"] = (
-        round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
-    )
-    # The last results land with the outcome: one commit, one disk sync.
-    with transaction.atomic():
-        writer.flush()
-        SuiteRun.objects.filter(pk=run.pk).update(
-            status=SuiteRun.Status.FINISHED,
-            finished_at=timezone.now(),
-            contract_sha256=contract_sha256,
-            summary=summary,
-            done=F("total"),
-        )
-        audit_record(
-            actor=None,
-            action=Action.RUN_FINISHED,
-            summary=f"Run {run.pk} finished: {summary['failures']} expectation failures, "
-            f"{summary['flipped_slots']} flipped slots",
-            version=run.version,
-            changes={"run": run.pk, **summary},
-        )
+        with contextlib.suppress(RunSuperseded):  # requeued meanwhile: not ours to fail
+            claim.update(
+                status=SuiteRun.Status.FAILED, finished_at=timezone.now(), error=_describe(exc)
+            )
     run.refresh_from_db()
     return run
+
+
+class _RunClaim:
+    """Writes to a run this worker executes, only while it is still this worker's: the
+    requeue count it was claimed under is unchanged and it is still running. Each write is
+    also a heartbeat."""
+
+    def __init__(self, run: SuiteRun) -> None:
+        self.pk, self.attempt = run.pk, run.requeues
+
+    def update(self, **fields: Any) -> None:
+        updated = SuiteRun.objects.filter(
+            pk=self.pk, requeues=self.attempt, status=SuiteRun.Status.RUNNING
+        ).update(heartbeat_at=timezone.now(), **fields)
+        if not updated:
+            raise RunSuperseded(self.pk)
+
+
+def runs_requeue_stale() -> list[SuiteRun]:
+    """Requeue every running run whose worker stopped beating (see `run_requeue_if_stale`);
+    the worker does this as it starts, `manage.py requeue_stale_runs` on demand. The runs
+    requeued or failed."""
+    cutoff = _stale_cutoff()
+    stale = SuiteRun.objects.filter(status=SuiteRun.Status.RUNNING, heartbeat_at__lt=cutoff)
+    recovered = (run_requeue_if_stale(run_id=pk) for pk in stale.values_list("pk", flat=True))
+    return [run for run in recovered if run is not None]
+
+
+def run_requeue_if_stale(*, run_id: int) -> SuiteRun | None:
+    """If the run is running but its heartbeat is older than `SUITE_RUN_STALE_SECONDS` (its
+    worker was killed, say), queue it again for a worker to resume after the scenarios it
+    stored; after `MAX_REQUEUES` requeues, fail it with `RUN_STOPPED` instead. The run if it
+    was stale, else None. The run page calls this as it is viewed."""
+    with transaction.atomic():
+        run = (
+            SuiteRun.objects.select_for_update()
+            .filter(pk=run_id, status=SuiteRun.Status.RUNNING, heartbeat_at__lt=_stale_cutoff())
+            .select_related("version")
+            .first()
+        )
+        if run is None:
+            return None
+        if run.requeues >= MAX_REQUEUES:
+            run.status, run.finished_at = SuiteRun.Status.FAILED, timezone.now()
+            run.error = RUN_STOPPED.format(
+                heartbeat=timezone.localtime(run.heartbeat_at).strftime("%H:%M:%S"),
+                requeues=run.requeues,
+            )
+            run.save(update_fields=["status", "finished_at", "error"])
+            action, summary = Action.RUN_FAILED, f"Run {run.pk} failed: {run.error}"
+        else:
+            run.status, run.requeues = SuiteRun.Status.QUEUED, run.requeues + 1
+            run.requeued_at, run.resumed_from = timezone.now(), run.done
+            run.save(update_fields=["status", "requeues", "requeued_at", "resumed_from"])
+            action = Action.RUN_REQUEUED
+            summary = (
+                f"Requeued run {run.pk} (its worker stopped) after {run.done} of "
+                f"{run.total} scenarios"
+            )
+        audit_record(
+            actor=None,
+            action=action,
+            summary=summary,
+            version=run.version,
+            changes={"run": run.pk, "done": run.done, "requeues": run.requeues},
+        )
+        if run.status == SuiteRun.Status.QUEUED:
+            _enqueue(run)
+    run.refresh_from_db()
+    return run
+
+
+def _stale_cutoff() -> dt.datetime:
+    return timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS)
+
+
+def _enqueue(run: SuiteRun) -> None:
+    """Queue the run's task in the caller's transaction, so a worker sees both together."""
+    from .tasks import execute_suite_run
+
+    result = execute_suite_run.enqueue(run.pk)
+    SuiteRun.objects.filter(pk=run.pk).update(task_id=str(result.id)[:64])
 
 
 def _describe(exc: Exception) -> str:
@@ -590,20 +695,8 @@ def _describe(exc: Exception) -> str:
     return "".join(traceback.format_exception_only(exc)).strip()
 
 
-def _compile_run(run: SuiteRun, writer: _ResultWriter) -> tuple[dict[str, Any], str]:
-    """Compile the run's scenarios into `writer`, committing about once a second (the last
-    batch is left for the caller to commit with the outcome); the totals and the contract's
-    sha256."""
-    contract = compiled_contract(run.version)  # ContractInvalid fails the run
-    contract_sha256 = document_sha256(contract.model_dump(mode="json"))
-    scenarios = Scenario.objects.filter(decision_type=run.decision_type).select_related(
-        "decision_type"
-    )
-    if run.scenario_id is not None:
-        scenarios = scenarios.filter(pk=run.scenario_id)
-    scenarios = list(scenarios.order_by("position", "name", "id"))
-    corpora = _corpus_models({s.corpus_id for s in scenarios})
-    totals = {
+def _new_totals() -> dict[str, int]:
+    return {
         "scenarios": 0,
         "perturbations": 0,
         "compiles": 0,
@@ -614,34 +707,80 @@ def _compile_run(run: SuiteRun, writer: _ResultWriter) -> tuple[dict[str, Any], 
         "refused": 0,
         "invalid": 0,
     }
+
+
+def _add_totals(totals: dict[str, int], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Count one scenario's rows (its base first) into the run's totals."""
+    base, variants = rows[0], rows[1:]
+    totals["scenarios"] += 1
+    totals["perturbations"] += len(variants)
+    totals["compiles"] += len(rows)
+    totals["failures"] += len(base["expectation_failures"])
+    totals["failing_scenarios"] += bool(base["expectation_failures"])
+    totals["refused"] += sum(r["result"] == "refused" for r in rows)
+    totals["invalid"] += sum(r["result"] == "invalid" for r in rows)
+    for row in variants:
+        flipped = len(row["flips"]["slots"]) if row["flips"] else 0
+        totals["flipped_slots"] += flipped
+        totals["variants_with_flips"] += bool(flipped)
+
+
+def _stored_totals(run: SuiteRun, totals: dict[str, int]) -> int:
+    """Count the results a requeued run already stored into `totals`; the next position.
+
+    Results and `done` are committed together, so the stored rows are exactly those of the
+    first `done` scenarios."""
+    rows = run.results.order_by("position").values(
+        "position", "perturbation", "result", "expectation_failures", "flips"
+    )
+    scenario: list[dict[str, Any]] = []
     position = 0
+    for row in rows.iterator():
+        if not row["perturbation"] and scenario:
+            _add_totals(totals, scenario)
+            scenario = []
+        scenario.append(row)
+        position = row["position"] + 1
+    if scenario:
+        _add_totals(totals, scenario)
+    return position
+
+
+def _compile_run(
+    run: SuiteRun, writer: _ResultWriter, claim: _RunClaim
+) -> tuple[dict[str, Any], str]:
+    """Compile the run's scenarios (after the `done` ones a requeued run already stored)
+    into `writer`, committing with a heartbeat about every `SUITE_RUN_HEARTBEAT_SECONDS`
+    (the last batch is left for the caller to commit with the outcome); the totals and the
+    contract's sha256."""
+    contract = compiled_contract(run.version)  # ContractInvalid fails the run
+    contract_sha256 = document_sha256(contract.model_dump(mode="json"))
+    scenarios = Scenario.objects.filter(decision_type=run.decision_type).select_related(
+        "decision_type"
+    )
+    if run.scenario_id is not None:
+        scenarios = scenarios.filter(pk=run.scenario_id)
+    scenarios = list(scenarios.order_by("position", "name", "id"))
+    totals = _new_totals()
+    position = _stored_totals(run, totals) if run.done else 0
+    remaining = scenarios[run.done :]
+    corpora = _corpus_models({s.corpus_id for s in remaining})
+    interval = _heartbeat_seconds()
     last_flush = time.perf_counter()
-    for done, scenario in enumerate(scenarios, start=1):
+    for done, scenario in enumerate(remaining, start=run.done + 1):
         rows = _scenario_rows(run, scenario, contract, corpora[scenario.corpus_id], position)
         position += len(rows)
         writer.add(rows)
-        # Each commit costs a disk sync: commit about once a second, not once per scenario;
-        # the progress bar still moves.
+        # Each commit costs a disk sync: commit about once a heartbeat interval, not once
+        # per scenario; the progress bar still moves.
         now = time.perf_counter()
-        if done < len(scenarios) and now - last_flush >= PROGRESS_INTERVAL:
+        if done < len(scenarios) and now - last_flush >= interval:
             with transaction.atomic():
+                # The run row first: a worker whose run was requeued writes nothing.
+                claim.update(done=done, contract_sha256=contract_sha256)
                 writer.flush()
-                SuiteRun.objects.filter(pk=run.pk).update(
-                    done=done, contract_sha256=contract_sha256
-                )
             last_flush = now
-        base, variants = rows[0], rows[1:]
-        totals["scenarios"] += 1
-        totals["perturbations"] += len(variants)
-        totals["compiles"] += len(rows)
-        totals["failures"] += len(base["expectation_failures"])
-        totals["failing_scenarios"] += bool(base["expectation_failures"])
-        totals["refused"] += sum(r["result"] == "refused" for r in rows)
-        totals["invalid"] += sum(r["result"] == "invalid" for r in rows)
-        for row in variants:
-            flipped = len(row["flips"]["slots"]) if row["flips"] else 0
-            totals["flipped_slots"] += flipped
-            totals["variants_with_flips"] += bool(flipped)
+        _add_totals(totals, rows)
     return totals, contract_sha256
 
 

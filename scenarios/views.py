@@ -18,7 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRefresh
+from django_htmx.http import HTMX_STOP_POLLING
 
 from compiler import InvalidInput
 from contracts.documents import contract_document
@@ -409,10 +409,11 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    if run.status == run.Status.RUNNING and services.run_requeue_if_stale(run_id=run.pk):
+        # Its worker had stopped: the page shows it requeued (or failed).
+        run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     partial = request.GET.get("partial", "matrix")
-    if request.htmx and partial == "progress" and not run.is_active:
-        # The run has just finished: show the whole page, with its matrix.
-        return HttpResponseClientRefresh()
+    polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
     matrix = None if run.is_active else selectors.flip_matrix(run=run, only_flips=only_flips)
     if matrix is not None:
@@ -423,8 +424,12 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         "only_flips": only_flips,
         "matrix": matrix,
     }
-    template = _template(request, "run", "progress" if partial == "progress" else "matrix")
-    return render(request, template, context)
+    template = _template(request, "run", "run" if polling else "matrix")
+    # A poll is answered with the whole run section, which polls again only while the run
+    # is active; once it is over, 286 also tells htmx to stop, and the result is swapped in
+    # once (a page reload per poll never finished for a large matrix).
+    status = 200 if run.is_active or not polling else HTMX_STOP_POLLING
+    return render(request, template, context, status=status)
 
 
 def _link_cells(matrix: selectors.Matrix, key: str) -> None:

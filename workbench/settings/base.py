@@ -38,14 +38,20 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "guardian",
-    "django_tasks_db",
     "contracts",
+    # Before django_tasks_db: its `db_worker` command requeues stale suite runs, then runs
+    # django_tasks_db's worker (the first app to provide a command wins).
     "scenarios",
+    "django_tasks_db",
     "workbench",
 ]
 
 # Suite runs go to a database queue that `manage.py db_worker` (started by `make run`) drains.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# A running suite run commits its progress and a heartbeat this often (seconds); one whose
+# heartbeat is older than the threshold lost its worker and is requeued (scenarios.services).
+SUITE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("SUITE_RUN_HEARTBEAT_SECONDS", "1.0"))
+SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

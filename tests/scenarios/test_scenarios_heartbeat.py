@@ -1,0 +1,181 @@
+"""A run whose worker stops (killed mid-run) is requeued and resumes; after two requeues it
+fails with the reason. The worker is "killed" by a BaseException, which the run's own error
+handling does not catch: the run is left running with the results it had committed, as a
+SIGKILL leaves it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+
+import pytest
+from django.core.management import call_command, get_commands
+from django.urls import reverse
+from django.utils import timezone
+
+from scenarios import services
+from scenarios.models import SuiteRun
+
+pytestmark = pytest.mark.django_db
+
+KEY = "credit.review.continuation"
+RESULT_FIELDS = (
+    "position",
+    "scenario_name",
+    "perturbation",
+    "input_sha256",
+    "result",
+    "plan_id",
+    "output_json",
+    "slot_states",
+    "flips",
+    "expectation_failures",
+)
+
+
+class WorkerKilled(BaseException):
+    """Stands for SIGKILL: nothing in the run catches it."""
+
+
+@pytest.fixture
+def suite(atlas, owner, corpus, scenario, scenario_fields):
+    """Four scenarios, so a run can stop part-way."""
+    for day in (1, 2, 3):
+        services.scenario_create(
+            actor=owner,
+            decision_type=atlas,
+            corpus=corpus,
+            name=f"Maya on day {day}",
+            **scenario_fields(decision_date=dt.date(2026, 8, 27 + day)),
+        )
+    return atlas
+
+
+@pytest.fixture
+def every_scenario_commits(settings):
+    settings.SUITE_RUN_HEARTBEAT_SECONDS = 0
+    settings.SUITE_RUN_STALE_SECONDS = 60
+
+
+@pytest.fixture
+def kill_worker(monkeypatch):
+    """kill(after=N): the worker dies as it starts scenario N + 1 (of any attempt)."""
+    compiled = []
+    real = services._scenario_rows
+
+    def kill(*, after: int | None):
+        def rows(run, scenario, *args):
+            if after is not None and len(compiled) >= after:
+                raise WorkerKilled
+            compiled.append(scenario.name)
+            return real(run, scenario, *args)
+
+        monkeypatch.setattr(services, "_scenario_rows", rows)
+        return compiled
+
+    return kill
+
+
+def results(run):
+    return list(run.results.order_by("position").values(*RESULT_FIELDS))
+
+
+def stale(run):
+    """Time passes: the run's last heartbeat is older than the threshold."""
+    SuiteRun.objects.filter(pk=run.pk).update(
+        heartbeat_at=timezone.now() - dt.timedelta(seconds=61)
+    )
+
+
+def comparable(summary):
+    return {k: v for k, v in summary.items() if k not in ("seconds", "compiles_per_second")}
+
+
+def test_a_stopped_run_is_requeued_and_resumes_to_the_results_of_an_uninterrupted_run(
+    owner, draft, suite, every_scenario_commits, kill_worker
+):
+    uninterrupted = services.run_start(actor=owner, version=draft)
+
+    compiled = kill_worker(after=2)
+    run = services.run_start(actor=owner, version=draft)
+    run.refresh_from_db()
+    assert (run.status, run.done) == ("running", 2)
+    assert services.runs_requeue_stale() == []  # its heartbeat is recent: still alive
+
+    kill_worker(after=None)
+    compiled.clear()
+    stale(run)
+    [requeued] = services.runs_requeue_stale()
+    # The immediate backend runs the requeued task at once; it compiled only the rest.
+    assert requeued.pk == run.pk and requeued.status == "finished"
+    assert (requeued.requeues, requeued.resumed_from) == (1, 2)
+    assert compiled == ["Maya on day 2", "Maya on day 3"]
+    assert results(requeued) == results(uninterrupted)
+    assert comparable(requeued.summary) == comparable(uninterrupted.summary)
+
+
+def test_a_run_stopped_a_third_time_fails_with_the_reason_on_its_page(
+    as_owner, owner, draft, suite, every_scenario_commits, kill_worker
+):
+    kill_worker(after=0)  # every attempt dies before compiling anything
+    run = services.run_start(actor=owner, version=draft)
+    page_url = reverse("scenarios:run_detail", kwargs={"key": KEY, "pk": run.pk})
+    for requeues in (1, 2):
+        stale(run)
+        page = as_owner.get(page_url).content.decode()
+        run.refresh_from_db()
+        assert (run.status, run.requeues) == ("running", requeues)
+        assert "it was requeued at" in page and f"({requeues} time" in page
+
+    stale(run)
+    response = as_owner.get(page_url + "?partial=progress", headers={"HX-Request": "true"})
+    run.refresh_from_db()
+    assert run.status == "failed" and run.requeues == 2
+    assert run.error.startswith("The worker running this run stopped")
+    assert "requeued 2 times; it was not requeued again" in run.error
+    page = response.content.decode()
+    assert response.status_code == 286 and "every 1s" not in page
+    assert "The run failed: The worker running this run stopped" in page
+    assert list(
+        run.version.decision_type.audit_events.filter(action__startswith="run.")
+        .order_by("pk")
+        .values_list("action", flat=True)
+    ) == ["run.started", "run.requeued", "run.requeued", "run.failed"]
+
+
+def test_a_worker_whose_run_was_requeued_meanwhile_writes_nothing_more(
+    owner, draft, suite, every_scenario_commits, monkeypatch
+):
+    """A worker that was only slow, not dead, must not write over the one now running it."""
+    real = services._scenario_rows
+    calls = []
+
+    def rows(run, scenario, *args):
+        calls.append(scenario.name)
+        if len(calls) == 2:  # someone requeued it while this worker compiled
+            SuiteRun.objects.filter(pk=run.pk).update(requeues=1)
+        return real(run, scenario, *args)
+
+    monkeypatch.setattr(services, "_scenario_rows", rows)
+    run = services.run_start(actor=owner, version=draft, background=False)
+    assert calls == ["Maya asks about Atlas", "Maya on day 1"]
+    assert (run.status, run.done, run.error) == ("running", 1, "")
+    assert run.results.filter(scenario_name="Maya on day 1").count() == 0
+
+
+def test_the_command_requeues_stale_runs_and_the_worker_command_is_ours(
+    owner, draft, suite, every_scenario_commits, kill_worker
+):
+    kill_worker(after=1)
+    run = services.run_start(actor=owner, version=draft)
+    kill_worker(after=None)
+    out = io.StringIO()
+    call_command("requeue_stale_runs", stdout=out)
+    assert out.getvalue() == "No stale runs.\n"
+    stale(run)
+    call_command("requeue_stale_runs", stdout=out)
+    assert f"Run {run.pk}: requeued (1 of 2) after 1 of 4 scenarios" in out.getvalue()
+    run.refresh_from_db()
+    assert run.status == "finished"
+    # `manage.py db_worker` is the scenarios app's: it requeues stale runs as it starts.
+    assert get_commands()["db_worker"] == "scenarios"

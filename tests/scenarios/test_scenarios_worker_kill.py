@@ -1,0 +1,133 @@
+"""A real worker killed with SIGKILL mid-run, and a second worker that finishes the run.
+
+Both are `manage.py db_worker` processes on a SQLite file of their own (the development
+settings, so the django-tasks-db queue), with a short heartbeat and staleness threshold.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+SCENARIOS = 300  # copies of the Atlas stories: a run of seconds, killed after its first commit
+STALE_SECONDS = 1.0
+
+SETUP = f"""
+import copy, io
+from contracts import demo as contracts_demo, selectors
+from contracts.models import DecisionType
+from scenarios import demo, services
+from scenarios.models import Scenario
+contracts_demo.load(io.StringIO())
+demo.load(io.StringIO(), queue_runs=False)
+atlas = DecisionType.objects.get(key=demo.ATLAS_KEY)
+stories = list(atlas.scenarios.all())
+copies = []
+for i in range({SCENARIOS} - len(stories)):
+    s = copy.copy(stories[i % len(stories)])
+    s.pk, s.name, s.position = None, f"{{s.name}} #{{i}}", 1000 + i
+    copies.append(s)
+Scenario.objects.bulk_create(copies)
+owner = atlas.scenarios.first().created_by
+run = services.run_start(actor=owner, version=selectors.current_version(decision_type=atlas))
+print(run.pk)
+"""
+
+
+def wait_for(condition, what: str, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "workbench.settings.dev",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'workbench.sqlite3'}",
+        "SUITE_RUN_HEARTBEAT_SECONDS": "0.2",
+        "SUITE_RUN_STALE_SECONDS": str(STALE_SECONDS),
+        "DJANGO_DEBUG": "1",
+    }
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True)
+    done = subprocess.run(
+        [*manage, "shell", "-c", SETUP], env=env, check=True, capture_output=True, text=True
+    )
+    run_pk = int(done.stdout.split()[-1])
+    workers = []
+
+    def start_worker(*options: str) -> subprocess.Popen:
+        log = open(tmp_path / f"worker-{len(workers)}.log", "w")  # noqa: SIM115
+        worker = subprocess.Popen(
+            [*manage, "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.1",
+             *options],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        workers.append((worker, log))
+        return worker
+
+    def run_row() -> dict:
+        with sqlite3.connect(tmp_path / "workbench.sqlite3", timeout=30) as db:
+            db.row_factory = sqlite3.Row
+            row = db.execute("SELECT * FROM scenarios_suiterun WHERE id = ?", (run_pk,))
+            return dict(row.fetchone())
+
+    def results() -> list[tuple[int, str]]:
+        with sqlite3.connect(tmp_path / "workbench.sqlite3", timeout=30) as db:
+            return db.execute(
+                "SELECT position, perturbation FROM scenarios_scenarioresult "
+                "WHERE run_id = ? ORDER BY position",
+                (run_pk,),
+            ).fetchall()
+
+    yield start_worker, run_row, results
+    for worker, log in workers:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+        log.close()
+
+
+def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(workspace):
+    start_worker, run_row, results = workspace
+    first = start_worker()
+    wait_for(lambda: run_row()["done"] >= 1, "the first worker to make progress")
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    killed = run_row()
+    assert killed["status"] == "running" and 1 <= killed["done"] < SCENARIOS
+
+    # The first worker's heartbeat goes stale; a new worker requeues the run as it starts.
+    def heartbeat_is_stale() -> bool:
+        heartbeat = dt.datetime.fromisoformat(run_row()["heartbeat_at"])
+        age = dt.datetime.now(dt.UTC) - heartbeat.replace(tzinfo=dt.UTC)
+        return age.total_seconds() > STALE_SECONDS * 1.5
+
+    wait_for(heartbeat_is_stale, "the heartbeat to go stale")
+    second = start_worker("--batch")
+    assert second.wait(timeout=600) == 0
+
+    finished = run_row()
+    assert finished["status"] == "finished", finished["error"]
+    assert (finished["requeues"], finished["resumed_from"]) == (1, killed["done"])
+    assert finished["done"] == SCENARIOS
+    rows = results()
+    # Every compile stored once, in order, none lost or repeated across the two workers.
+    assert [position for position, _ in rows] == list(range(len(rows)))
+    assert sum(perturbation == "" for _, perturbation in rows) == SCENARIOS
