@@ -115,6 +115,7 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
 
     group_classes: dict[str, dict[str, int]] = defaultdict(dict)
     required_groups: set[str] = set()
+    looping = _on_supersession_cycles(candidates, first_index)
     for index, item in _indexed(candidates):
         for position, dependency in enumerate(_strings(item.get("depends_on"))):
             if dependency not in first_index:
@@ -128,7 +129,11 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "superseded_by"),
                 f"superseded_by names '{replaced_by}', which is not among the candidates",
             )
-        elif isinstance(replaced_by, str) and _supersession_loops(item, candidates, first_index):
+        elif isinstance(replaced_by, str) and (
+            item.get("id") in looping
+            if first_index.get(item.get("id")) == index
+            else _supersession_loops(item, candidates, first_index)
+        ):
             yield (
                 ("candidates", index, "superseded_by"),
                 f"superseded_by '{replaced_by}' leads back to '{item.get('id')}': "
@@ -150,6 +155,35 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "group"),
                 f"required group '{group}' spans more than one requirement class ({names})",
             )
+
+
+def _on_supersession_cycles(
+    candidates: list[Any] | tuple[Any, ...], first_index: Mapping[str, int]
+) -> set[str]:
+    """The ids (of first occurrences) whose `superseded_by` chain leads back to themselves.
+
+    Each id names at most one successor, so every walk ends in a cycle, a missing id or the
+    end of the chain; each id is walked once, which keeps a long chain linear.
+    """
+    successor: dict[str, str] = {}
+    for item_id, index in first_index.items():
+        item = candidates[index]
+        nxt = item.get("superseded_by")
+        if isinstance(nxt, str) and nxt in first_index:
+            successor[item_id] = nxt
+    done: set[str] = set()
+    looping: set[str] = set()
+    for start in successor:
+        path: dict[str, None] = {}
+        current: str | None = start
+        while current is not None and current not in done and current not in path:
+            path[current] = None
+            current = successor.get(current)
+        if current is not None and current in path:
+            ring = list(path)
+            looping.update(ring[ring.index(current):])
+        done.update(path)
+    return looping
 
 
 def _supersession_loops(
