@@ -18,6 +18,8 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
+    StrictInt,
     ValidationError,
     field_validator,
     model_validator,
@@ -29,9 +31,12 @@ from .records import Records
 
 DEFAULT_ROLE_ORDER: tuple[OrderRole, ...] = tuple(OrderRole)
 
-Identifier = Annotated[str, Field(min_length=1)]
-Tokens = Annotated[int, Field(ge=0)]
-Score = Annotated[float, Field(ge=0.0, le=1.0)]
+# The boundary is strict for scalars: "12" is not a token count, true is not 1, "0.5" is not a
+# relevance and 1 is not a flag (lax coercion would hash and compile what the caller did not
+# write). Dates still come from ISO strings, JSON having no date type.
+Identifier = Annotated[str, Field(min_length=1, strict=True)]
+Tokens = Annotated[int, Field(ge=0, strict=True)]
+Score = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
 
 
 class Frozen(BaseModel):
@@ -47,7 +52,7 @@ class Delegation(Frozen):
     scopes: tuple[str, ...]
     valid_from: dt.date
     valid_to: dt.date | None = None
-    revoked: bool = False
+    revoked: StrictBool = False
 
     @model_validator(mode="after")
     def _interval(self) -> Delegation:
@@ -58,7 +63,7 @@ class Delegation(Frozen):
 
 class PolicyRef(Frozen):
     name: Identifier
-    version: int
+    version: StrictInt
 
 
 class Request(Frozen):
@@ -77,8 +82,8 @@ class Request(Frozen):
 class Proposition(Frozen):
     key: Identifier
     accepted_classes: tuple[str, ...]
-    required: bool = True
-    max_items: int = Field(1, ge=1)
+    required: StrictBool = True
+    max_items: int = Field(1, ge=1, strict=True)
     description: str = ""
 
     @field_validator("accepted_classes")
@@ -94,7 +99,7 @@ class Policy(Frozen):
     """The assembly policy. Every field is read by the planner; unsupported values are refused."""
 
     name: Identifier = "default"
-    version: int = Field(1, ge=1)
+    version: int = Field(1, ge=1, strict=True)
     min_relevance: Score = 0.0
     mandatory_form: Literal["cheapest"] = "cheapest"
     role_order: tuple[OrderRole, ...] = DEFAULT_ROLE_ORDER
@@ -135,7 +140,7 @@ class Directory(Frozen):
 
 
 class Form(Frozen):
-    rank: int = Field(ge=0)
+    rank: int = Field(ge=0, strict=True)
     tokens: Tokens
     content: str
 
@@ -157,7 +162,7 @@ class Candidate(Frozen):
     contradicts: tuple[str, ...] = ()
     valid_from: dt.date
     valid_to: dt.date | None = None
-    superseded: bool = False
+    superseded: StrictBool = False
     superseded_by: str | None = None
     tokens: Tokens
     relevance: Score
@@ -165,10 +170,10 @@ class Candidate(Frozen):
     role: OrderRole = OrderRole.EVIDENCE
     requirement: Requirement = Requirement.PREFERRED
     forms: tuple[Form, ...] = ()
-    floor: int | None = Field(None, ge=0)
+    floor: int | None = Field(None, ge=0, strict=True)
     depends_on: tuple[str, ...] = ()
     group: str | None = None
-    group_required: bool = False
+    group_required: StrictBool = False
     source: Source | None = None
 
     @model_validator(mode="after")
