@@ -233,7 +233,11 @@ class CompileInput(Frozen):
         """
         if isinstance(data, CompileInput):
             return data
-        from .validation import cross_reference_problems, unsafe_integer_problems
+        from .validation import (
+            cross_reference_problems,
+            may_have_problems,
+            unsafe_integer_problems,
+        )
 
         order = _id_order(data)
         ordered = data if order is None else {
@@ -252,12 +256,17 @@ class CompileInput(Frozen):
                 )
                 for e in exc.errors()
             )
-        problems.extend(
-            InitErrorDetails(
-                type=PydanticCustomError("invalid_reference", _escape(msg)), loc=loc, input=None
+        # The raw-document checks run only when there is something to locate: a valid model
+        # that one pass over it finds clean needs no second walk over the JSON.
+        if model is None or may_have_problems(model):
+            problems.extend(
+                InitErrorDetails(
+                    type=PydanticCustomError("invalid_reference", _escape(msg)),
+                    loc=loc,
+                    input=None,
+                )
+                for loc, msg in (*cross_reference_problems(data), *unsafe_integer_problems(data))
             )
-            for loc, msg in (*cross_reference_problems(data), *unsafe_integer_problems(data))
-        )
         if problems:
             problems.sort(key=lambda p: _location_key(p["loc"]))
             raise ValidationError.from_exception_data(cls.__name__, problems)
@@ -273,12 +282,15 @@ def _id_order(data: Any) -> list[int] | None:
     candidates = data.get("candidates")
     if not isinstance(candidates, list | tuple):
         return None
-    ids = []
-    for item in candidates:
-        item_id = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
-        if not isinstance(item_id, str):
-            return None
-        ids.append(item_id)
+    try:
+        ids = [item["id"] for item in candidates]
+    except (TypeError, KeyError):
+        ids = [
+            item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
+            for item in candidates
+        ]
+    if not all(isinstance(item_id, str) for item_id in ids):
+        return None
     order = sorted(range(len(ids)), key=ids.__getitem__)
     return None if order == list(range(len(ids))) else order
 
