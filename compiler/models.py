@@ -404,3 +404,50 @@ class CompileOutput(Frozen):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_json_text(self) -> str:
+        """`json.dumps(self.to_json(), indent=2, ensure_ascii=False)`, byte for byte, without
+        handing the trace and rejections (two records per candidate) to the pure-Python indenting
+        encoder: their records, whose values are all strings or null, are written directly."""
+        import json
+
+        head = self.model_dump(mode="json", by_alias=True, exclude={"trace", "rejected"})
+        parts = []
+        for name in type(self).model_fields:
+            if name in ("trace", "rejected"):
+                text = _records_text(getattr(self, name))
+            else:
+                text = json.dumps(head[name], indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            parts.append(f'  "{name}": {text}')
+        return "{\n" + ",\n".join(parts) + "\n}"
+
+
+def _records_text(records: Records[Any]) -> str:
+    """A list of flat records of strings and nulls, as `json.dumps(indent=2)` writes it one level
+    down (JSON text holds no raw newline, so indentation is the only layout)."""
+    from json.encoder import encode_basestring  # the C encoder, keeping non-ASCII as is
+
+    items = list(records)
+    if not items:
+        return "[]"
+    keys = list(items[0])
+    if any(list(item) != keys for item in items):  # pragma: no cover - records are uniform
+        import json
+
+        return json.dumps(items, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    lines = ",\n".join(f'      "{key}": {{}}' for key in keys)
+    template = "    {{\n" + lines + "\n    }}"
+    fill = template.format
+
+    def value(v: Any) -> str:
+        if v is None:
+            return "null"
+        if isinstance(v, str):
+            return encode_basestring(v)
+        import json
+
+        return json.dumps(v, ensure_ascii=False)
+
+    return "[\n" + ",\n".join(
+        fill(*[value(item[key]) for key in keys]) for item in items
+    ) + "\n  ]"
