@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import resource
-import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from compile_scale import median_seconds as _median  # noqa: E402  (bench/ is sys.path[0])
 
 from compiler import compile_input, load_input  # noqa: E402
 
@@ -91,15 +91,6 @@ def shape_document(shape: str, size: int) -> dict[str, Any]:
 
 
 SHAPES = ("group", "depends_on", "superseded_by", "discretionary")
-
-
-def _median(fn: Any, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> int:
