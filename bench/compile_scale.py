@@ -1,11 +1,19 @@
 """Compile time against pool size, beside a plain relevance sort of the same pool.
 
     python bench/compile_scale.py [--sizes 1000 10000 100000] [--repeat 5] [--top-k 10]
+    python bench/compile_scale.py --whole-process [--sizes 1000 100000] [--seed-file PATH]
 
 For each pool: the median time to validate the JSON document into a CompileInput, the median
 compile time on the validated input, and in the same run the median time of the baseline a
 plain retriever needs (sort the same candidates by relevance, take the top k). The ratio
 compile / sort is the figure the compiler is held to (target at 100k: at most 3x).
+
+`--whole-process` times `python -m compiler compile FILE` as a child process (imports, reading,
+validation, compile, writing) against the seed's reference program compiling the same pool,
+interleaved and repeated, and prints the medians, the ratio and each side's peak memory. The
+reference program is not part of this repository: it is cut out of the seed file at run time
+(`--seed-file`, by default `../shared/seeds/000_*.txt` beside the repository); without it the
+comparison is skipped with a message. Targets: at most 0.5x the reference at 100k, 1.5x at 1k.
 
 The pool is synthetic and seeded: a 10-proposition contract, candidates spread over entities,
 roles, purposes, classes (accepted, weak and unknown), validity windows and supersession, so
@@ -16,9 +24,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
+import os
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from operator import attrgetter
 from pathlib import Path
@@ -101,12 +113,112 @@ def median_seconds(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+ROOT = Path(__file__).resolve().parent.parent
+WHOLE_PROCESS_TARGETS = {1_000: 1.5, 100_000: 0.5}
+
+# Runs the reference program (saved beside this driver as seed_reference.py) on one of our
+# input files: the same candidates, request and contract, in the reference's own types.
+SEED_DRIVER = """
+import datetime as dt, json, sys
+from dataclasses import asdict
+sys.path.insert(0, sys.argv[1])
+import seed_reference as ref
+doc = json.load(open(sys.argv[2], encoding="utf-8"))
+r = doc["request"]
+req = ref.DecisionRequest(r["decision_type"], r["principal"], frozenset(r["roles"]),
+    r["purpose"], "ATLAS-IN-01", dt.date.fromisoformat(r["decision_date"]), r["token_budget"])
+reqs = tuple(ref.EvidenceRequirement(p["key"], tuple(p["accepted_classes"]))
+             for p in doc["contract"]["propositions"])
+day = dt.date.fromisoformat
+res = [ref.Resource(c["id"], c["entity"], frozenset(c["allowed_roles"]),
+    frozenset(c["allowed_purposes"]), c["evidence_class"], frozenset(c["supports"]),
+    frozenset(c["contradicts"]), day(c["valid_from"]),
+    day(c["valid_to"]) if c["valid_to"] else None, c["superseded"], c["tokens"],
+    c["relevance"], c["content"]) for c in doc["candidates"]]
+ir = ref.compile_context(req, reqs, res)
+payload = asdict(ir)
+payload["evidence_slots"] = [{**asdict(s), "state": s.state.value} for s in ir.evidence_slots]
+print(json.dumps(payload, indent=2, sort_keys=True))
+"""
+
+
+def seed_program(seed_file: str | None) -> str | None:
+    """The reference program's source, cut out of the seed file, or None when there is none."""
+    if seed_file is None:
+        found = sorted((ROOT.parent / "shared" / "seeds").glob("000_*.txt"))
+        if not found:
+            return None
+        seed_file = str(found[0])
+    try:
+        text = Path(seed_file).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    start = text.find("from __future__ import annotations")
+    end_marker = "print(json.dumps(payload, indent=2, sort_keys=True))"
+    end = text.find(end_marker, start)
+    if start < 0 or end < 0:
+        return None
+    return text[start : end + len(end_marker)] + "\n"
+
+
+def run_child(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident MiB of one child process (its output discarded)."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, cwd=ROOT)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"{command[:3]} failed with status {status}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def whole_process(sizes: list[int], repeat: int, seed_file: str | None) -> int:
+    program = seed_program(seed_file)
+    if program is None:
+        print("seed reference program not found (pass --seed-file): timing ours alone")
+    print(f"{'pool':>8} {'ours s':>8} {'seed s':>8} {'ratio':>6} {'target':>7} "
+          f"{'ours MiB':>9} {'seed MiB':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        if program is not None:
+            Path(tmp, "seed_reference.py").write_text(program, encoding="utf-8")
+            Path(tmp, "driver.py").write_text(SEED_DRIVER, encoding="utf-8")
+        for size in sizes:
+            path = Path(tmp, f"pool-{size}.json")
+            path.write_text(json.dumps(make_document(size)), encoding="utf-8")
+            ours_cmd = [sys.executable, "-m", "compiler", "compile", str(path)]
+            seed_cmd = [sys.executable, str(Path(tmp, "driver.py")), tmp, str(path)]
+            ours, seed, ours_mem, seed_mem = [], [], 0.0, 0.0
+            for _ in range(repeat):  # interleaved, so both see the same machine load
+                t, m = run_child(ours_cmd)
+                ours.append(t)
+                ours_mem = max(ours_mem, m)
+                if program is not None:
+                    t, m = run_child(seed_cmd)
+                    seed.append(t)
+                    seed_mem = max(seed_mem, m)
+            mine = statistics.median(ours)
+            if program is None:
+                print(f"{size:>8} {mine:>8.3f} {'-':>8} {'-':>6} {'-':>7} {ours_mem:>9.0f}")
+                continue
+            theirs = statistics.median(seed)
+            target = WHOLE_PROCESS_TARGETS.get(size)
+            shown = f"{target:.1f}x" if target else "-"
+            print(f"{size:>8} {mine:>8.3f} {theirs:>8.3f} {mine / theirs:>5.2f}x {shown:>7} "
+                  f"{ours_mem:>9.0f} {seed_mem:>9.0f}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--whole-process", action="store_true",
+                        help="time python -m compiler against the seed's reference program")
+    parser.add_argument("--seed-file", help="the seed file holding the reference program")
     args = parser.parse_args()
+    if args.whole_process:
+        return whole_process(args.sizes, args.repeat, args.seed_file)
 
     print(
         f"{'pool':>8} {'validate ms':>12} {'compile ms':>11} {'+JSON ms':>9} {'sort top-k ms':>14} "

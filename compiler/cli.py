@@ -165,7 +165,7 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         document = _load(args.input)
     output = compile_input(document)
-    _write(out, output.to_json())
+    out.write(output.to_json_text() + "\n")  # what _write would print, without the slow encoder
     return _result_code(output)
 
 

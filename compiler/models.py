@@ -18,6 +18,8 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
+    StrictInt,
     ValidationError,
     field_validator,
     model_validator,
@@ -29,9 +31,12 @@ from .records import Records
 
 DEFAULT_ROLE_ORDER: tuple[OrderRole, ...] = tuple(OrderRole)
 
-Identifier = Annotated[str, Field(min_length=1)]
-Tokens = Annotated[int, Field(ge=0)]
-Score = Annotated[float, Field(ge=0.0, le=1.0)]
+# The boundary is strict for scalars: "12" is not a token count, true is not 1, "0.5" is not a
+# relevance and 1 is not a flag (lax coercion would hash and compile what the caller did not
+# write). Dates still come from ISO strings, JSON having no date type.
+Identifier = Annotated[str, Field(min_length=1, strict=True)]
+Tokens = Annotated[int, Field(ge=0, strict=True)]
+Score = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
 
 
 class Frozen(BaseModel):
@@ -47,7 +52,7 @@ class Delegation(Frozen):
     scopes: tuple[str, ...]
     valid_from: dt.date
     valid_to: dt.date | None = None
-    revoked: bool = False
+    revoked: StrictBool = False
 
     @model_validator(mode="after")
     def _interval(self) -> Delegation:
@@ -58,7 +63,7 @@ class Delegation(Frozen):
 
 class PolicyRef(Frozen):
     name: Identifier
-    version: int
+    version: StrictInt
 
 
 class Request(Frozen):
@@ -77,8 +82,8 @@ class Request(Frozen):
 class Proposition(Frozen):
     key: Identifier
     accepted_classes: tuple[str, ...]
-    required: bool = True
-    max_items: int = Field(1, ge=1)
+    required: StrictBool = True
+    max_items: int = Field(1, ge=1, strict=True)
     description: str = ""
 
     @field_validator("accepted_classes")
@@ -94,7 +99,7 @@ class Policy(Frozen):
     """The assembly policy. Every field is read by the planner; unsupported values are refused."""
 
     name: Identifier = "default"
-    version: int = Field(1, ge=1)
+    version: int = Field(1, ge=1, strict=True)
     min_relevance: Score = 0.0
     mandatory_form: Literal["cheapest"] = "cheapest"
     role_order: tuple[OrderRole, ...] = DEFAULT_ROLE_ORDER
@@ -135,7 +140,7 @@ class Directory(Frozen):
 
 
 class Form(Frozen):
-    rank: int = Field(ge=0)
+    rank: int = Field(ge=0, strict=True)
     tokens: Tokens
     content: str
 
@@ -157,7 +162,7 @@ class Candidate(Frozen):
     contradicts: tuple[str, ...] = ()
     valid_from: dt.date
     valid_to: dt.date | None = None
-    superseded: bool = False
+    superseded: StrictBool = False
     superseded_by: str | None = None
     tokens: Tokens
     relevance: Score
@@ -165,10 +170,10 @@ class Candidate(Frozen):
     role: OrderRole = OrderRole.EVIDENCE
     requirement: Requirement = Requirement.PREFERRED
     forms: tuple[Form, ...] = ()
-    floor: int | None = Field(None, ge=0)
+    floor: int | None = Field(None, ge=0, strict=True)
     depends_on: tuple[str, ...] = ()
     group: str | None = None
-    group_required: bool = False
+    group_required: StrictBool = False
     source: Source | None = None
 
     @model_validator(mode="after")
@@ -228,7 +233,11 @@ class CompileInput(Frozen):
         """
         if isinstance(data, CompileInput):
             return data
-        from .validation import cross_reference_problems, unsafe_integer_problems
+        from .validation import (
+            cross_reference_problems,
+            may_have_problems,
+            unsafe_integer_problems,
+        )
 
         order = _id_order(data)
         ordered = data if order is None else {
@@ -247,12 +256,17 @@ class CompileInput(Frozen):
                 )
                 for e in exc.errors()
             )
-        problems.extend(
-            InitErrorDetails(
-                type=PydanticCustomError("invalid_reference", _escape(msg)), loc=loc, input=None
+        # The raw-document checks run only when there is something to locate: a valid model
+        # that one pass over it finds clean needs no second walk over the JSON.
+        if model is None or may_have_problems(model):
+            problems.extend(
+                InitErrorDetails(
+                    type=PydanticCustomError("invalid_reference", _escape(msg)),
+                    loc=loc,
+                    input=None,
+                )
+                for loc, msg in (*cross_reference_problems(data), *unsafe_integer_problems(data))
             )
-            for loc, msg in (*cross_reference_problems(data), *unsafe_integer_problems(data))
-        )
         if problems:
             problems.sort(key=lambda p: _location_key(p["loc"]))
             raise ValidationError.from_exception_data(cls.__name__, problems)
@@ -268,12 +282,15 @@ def _id_order(data: Any) -> list[int] | None:
     candidates = data.get("candidates")
     if not isinstance(candidates, list | tuple):
         return None
-    ids = []
-    for item in candidates:
-        item_id = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
-        if not isinstance(item_id, str):
-            return None
-        ids.append(item_id)
+    try:
+        ids = [item["id"] for item in candidates]
+    except (TypeError, KeyError):
+        ids = [
+            item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
+            for item in candidates
+        ]
+    if not all(isinstance(item_id, str) for item_id in ids):
+        return None
     order = sorted(range(len(ids)), key=ids.__getitem__)
     return None if order == list(range(len(ids))) else order
 
@@ -387,3 +404,50 @@ class CompileOutput(Frozen):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_json_text(self) -> str:
+        """`json.dumps(self.to_json(), indent=2, ensure_ascii=False)`, byte for byte, without
+        handing the trace and rejections (two records per candidate) to the pure-Python indenting
+        encoder: their records, whose values are all strings or null, are written directly."""
+        import json
+
+        head = self.model_dump(mode="json", by_alias=True, exclude={"trace", "rejected"})
+        parts = []
+        for name in type(self).model_fields:
+            if name in ("trace", "rejected"):
+                text = _records_text(getattr(self, name))
+            else:
+                text = json.dumps(head[name], indent=2, ensure_ascii=False).replace("\n", "\n  ")
+            parts.append(f'  "{name}": {text}')
+        return "{\n" + ",\n".join(parts) + "\n}"
+
+
+def _records_text(records: Records[Any]) -> str:
+    """A list of flat records of strings and nulls, as `json.dumps(indent=2)` writes it one level
+    down (JSON text holds no raw newline, so indentation is the only layout)."""
+    from json.encoder import encode_basestring  # the C encoder, keeping non-ASCII as is
+
+    items = list(records)
+    if not items:
+        return "[]"
+    keys = list(items[0])
+    if any(list(item) != keys for item in items):  # pragma: no cover - records are uniform
+        import json
+
+        return json.dumps(items, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+    lines = ",\n".join(f'      "{key}": {{}}' for key in keys)
+    template = "    {{\n" + lines + "\n    }}"
+    fill = template.format
+
+    def value(v: Any) -> str:
+        if v is None:
+            return "null"
+        if isinstance(v, str):
+            return encode_basestring(v)
+        import json
+
+        return json.dumps(v, ensure_ascii=False)
+
+    return "[\n" + ",\n".join(
+        fill(*[value(item[key]) for key in keys]) for item in items
+    ) + "\n  ]"

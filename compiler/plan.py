@@ -109,31 +109,67 @@ class _Planner:
         return form
 
     def unit(self, head: Candidate) -> list[Candidate]:
-        """The head with everything that must travel with it, dependencies first."""
+        """The head with everything that must travel with it and is not placed yet,
+        dependencies first.
+
+        A depth-first walk in post-order, with an explicit stack (a document cannot drive it
+        into Python's recursion limit). Placed items are not entered: what is placed is always
+        closed under "travels with", so nothing unplaced lies behind them, and leaving them out
+        keeps the order of the rest. Each group's member list is scanned once per walk through
+        a shared cursor: a scan that resumes skips only members some deeper scan already took.
+        """
+        placed = self.placed
+        if head.id in placed:
+            return []
         if not head.depends_on and head.group is None:
             return [head]
         ordered: list[Candidate] = []
-        seen: set[str] = set()
-
-        def visit(item_id: str) -> None:
-            if item_id in seen:
-                return
-            seen.add(item_id)
-            item = self.by_id[item_id]
-            for dependency in item.depends_on:
-                visit(dependency)
-            if item.group is not None:
-                for member in self.group_members[item.group]:
-                    visit(member)
+        by_id = self.by_id
+        seen: set[str] = {head.id}
+        cursors: dict[str, int] = {}
+        # Each frame: the item, the position in its dependencies, and whether its group is
+        # being scanned (the position in the group lives in `cursors`).
+        stack: list[list] = [[head, 0]]
+        while stack:
+            frame = stack[-1]
+            item = frame[0]
+            deps = item.depends_on
+            child: Candidate | None = None
+            while frame[1] < len(deps):
+                dependency = deps[frame[1]]
+                frame[1] += 1
+                if dependency not in seen:
+                    seen.add(dependency)
+                    if dependency not in placed:
+                        child = by_id[dependency]
+                        break
+            if child is None and item.group is not None:
+                members = self.group_members[item.group]
+                at = cursors.get(item.group, 0)
+                while at < len(members):
+                    member = members[at]
+                    at += 1
+                    if member not in seen:
+                        seen.add(member)
+                        if member not in placed:
+                            child = by_id[member]
+                            break
+                cursors[item.group] = at
+            if child is not None:
+                stack.append([child, 0])
+                continue
+            stack.pop()
             ordered.append(item)
-
-        visit(head.id)
         return ordered
 
     def unit_cost(self, members: Iterable[Candidate]) -> int:
         return sum(self.form_for(m).tokens for m in members if m.id not in self.placed)
 
-    def place(self, members: list[Candidate], *, mandatory: bool, why: str, about: str | None):
+    def place(
+        self, members: list[Candidate], *, mandatory: bool, why: str, about: str | None
+    ) -> list[str]:
+        """Place the members not placed yet; return their ids in the order placed."""
+        added = []
         for member in members:
             if member.id in self.placed:
                 continue
@@ -141,6 +177,8 @@ class _Planner:
             self.placed[member.id] = Placement(member, form, mandatory, len(self.placed))
             self.used += form.tokens
             self.trace.add(Pass.PLAN, Outcome.SELECTED, member.id, why, about)
+            added.append(member.id)
+        return added
 
     def mark(self, candidate: Candidate, reason: Reason) -> None:
         # A budget shortfall explains more than a low score, which explains more than disuse.
@@ -159,10 +197,36 @@ class _Planner:
         return self.finish()
 
     def find_blocked(self) -> None:
-        for c in self.admission.admitted:
-            needs_company = c.depends_on or c.group is not None
-            if needs_company and any(m.id not in self.universe for m in self.unit(c)):
-                self.blocked.add(c.id)
+        """Items of U whose unit reaches an item outside U, by one walk back from those items
+        along "travels with" (dependents, and the whole group of a member): linear in the
+        size of the graph however long its chains or large its groups."""
+        dependents: dict[str, list[str]] = {}
+        group_of: dict[str, str] = {}
+        for c in self.admission.candidates:
+            for dependency in c.depends_on:
+                dependents.setdefault(dependency, []).append(c.id)
+            if c.group is not None:
+                group_of[c.id] = c.group
+        universe = self.universe
+        bad = {
+            c.id
+            for c in self.admission.candidates
+            if c.id not in universe and (c.id in dependents or c.group is not None)
+        }
+        bad_groups: set[str] = set()
+        pending = list(bad)
+        while pending:
+            item_id = pending.pop()
+            reached = list(dependents.get(item_id, ()))
+            group = group_of.get(item_id)
+            if group is not None and group not in bad_groups:
+                bad_groups.add(group)
+                reached.extend(self.group_members[group])
+            for other in reached:
+                if other not in bad:
+                    bad.add(other)
+                    pending.append(other)
+        self.blocked = {item_id for item_id in bad if item_id in universe}
         for group, members in sorted(self.group_members.items()):
             if not any(self.by_id[m].group_required for m in members):
                 continue
@@ -191,6 +255,8 @@ class _Planner:
             }
         )
         for head in heads:
+            if head in self.placed:  # it came with an earlier head, and so did its unit
+                continue
             members = self.unit(self.universe[head])
             self.place(members, mandatory=True, why="mandatory", about=None)
         if self.used > self.budget:
@@ -203,11 +269,19 @@ class _Planner:
             in_universe = [self.universe[m] for m in members if m in self.universe]
             if not in_universe or not any(c.group_required for c in in_universe):
                 continue
-            units = [m for c in in_universe for m in self.unit(c)]
-            if self.used + self.unit_cost(_distinct(units)) > self.budget:
+            units: list[Candidate] = []
+            taken: set[str] = set()
+            for c in in_universe:
+                if c.id in taken:  # its unit is already among the units taken
+                    continue
+                for m in self.unit(c):
+                    if m.id not in taken:
+                        taken.add(m.id)
+                        units.append(m)
+            if self.used + self.unit_cost(units) > self.budget:
                 raise Refused(Pass.PLAN, RefusalReason.REQUIRED_GROUP_UNSATISFIED, group)
             mandatory = in_universe[0].requirement is Requirement.MANDATORY
-            self.place(_distinct(units), mandatory=mandatory, why="required_group", about=group)
+            self.place(units, mandatory=mandatory, why="required_group", about=group)
 
     def place_evidence(self) -> None:
         speaks_to = self.admission.speaks_to
@@ -326,9 +400,9 @@ class _Planner:
             if self.brings_evidence(members):
                 self.mark(c, Reason.BUDGET_EXCEEDED)
                 continue
-            before = set(self.placed)
-            self.place(members, mandatory=False, why=Requirement.DISCRETIONARY, about=None)
-            speculative.append([i for i in self.placed if i not in before])
+            speculative.append(
+                self.place(members, mandatory=False, why=Requirement.DISCRETIONARY, about=None)
+            )
         self.resolve_overrun(speculative)
 
     def brings_evidence(self, members: list[Candidate]) -> bool:
@@ -420,16 +494,6 @@ _MARK_STRENGTH = {
     Reason.BELOW_MIN_RELEVANCE: 1,
     Reason.BUDGET_EXCEEDED: 2,
 }
-
-
-def _distinct(items: list[Candidate]) -> list[Candidate]:
-    seen: set[str] = set()
-    out = []
-    for c in items:
-        if c.id not in seen:
-            seen.add(c.id)
-            out.append(c)
-    return out
 
 
 __all__ = ["Placement", "Plan", "plan", "OrderRole"]

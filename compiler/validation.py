@@ -33,6 +33,47 @@ def cross_reference_problems(document: Any) -> list[Problem]:
     return problems
 
 
+def may_have_problems(model: Any) -> bool:
+    """Whether a validated `CompileInput` (candidates in id order) could carry any problem the
+    raw-document checks report: one pass over the models, with no locations. Only when it
+    answers yes are the raw checks run, to name each problem where the caller wrote it."""
+    request, contract = model.request, model.contract
+    policy = contract.policy
+    expected = request.expected_policy
+    if expected is not None and (expected.name, expected.version) != (policy.name, policy.version):
+        return True
+    if max(request.token_budget, policy.version, *(p.max_items for p in contract.propositions),
+           expected.version if expected is not None else 0) > MAX_SAFE_INTEGER:
+        return True
+    candidates = model.candidates
+    ids = {c.id for c in candidates}
+    if len(ids) != len(candidates):
+        return True
+    successor: dict[str, str] = {}
+    group_classes: dict[str, set[str]] = {}
+    required_groups: set[str] = set()
+    for c in candidates:
+        if c.tokens > MAX_SAFE_INTEGER or (c.floor is not None and c.floor > MAX_SAFE_INTEGER):
+            return True
+        for form in c.forms:
+            if form.rank > MAX_SAFE_INTEGER or form.tokens > MAX_SAFE_INTEGER:
+                return True
+        for dependency in c.depends_on:
+            if dependency not in ids:
+                return True
+        if c.superseded_by is not None:
+            if c.superseded_by not in ids:
+                return True
+            successor[c.id] = c.superseded_by
+        if c.group is not None:
+            group_classes.setdefault(c.group, set()).add(c.requirement.value)
+            if c.group_required:
+                required_groups.add(c.group)
+    if any(len(group_classes[g]) > 1 for g in required_groups):
+        return True
+    return bool(_cycles(successor))
+
+
 def unsafe_integer_problems(document: Any) -> list[Problem]:
     """Integers above what RFC 8785 can hash, wherever a compile input may carry one."""
     if not isinstance(document, Mapping):
@@ -115,6 +156,7 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
 
     group_classes: dict[str, dict[str, int]] = defaultdict(dict)
     required_groups: set[str] = set()
+    looping = _on_supersession_cycles(candidates, first_index)
     for index, item in _indexed(candidates):
         for position, dependency in enumerate(_strings(item.get("depends_on"))):
             if dependency not in first_index:
@@ -128,7 +170,11 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "superseded_by"),
                 f"superseded_by names '{replaced_by}', which is not among the candidates",
             )
-        elif isinstance(replaced_by, str) and _supersession_loops(item, candidates, first_index):
+        elif isinstance(replaced_by, str) and (
+            item.get("id") in looping
+            if first_index.get(item.get("id")) == index
+            else _supersession_loops(item, candidates, first_index)
+        ):
             yield (
                 ("candidates", index, "superseded_by"),
                 f"superseded_by '{replaced_by}' leads back to '{item.get('id')}': "
@@ -150,6 +196,40 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "group"),
                 f"required group '{group}' spans more than one requirement class ({names})",
             )
+
+
+def _on_supersession_cycles(
+    candidates: list[Any] | tuple[Any, ...], first_index: Mapping[str, int]
+) -> set[str]:
+    """The ids (of first occurrences) whose `superseded_by` chain leads back to themselves.
+
+    Each id names at most one successor, so every walk ends in a cycle, a missing id or the
+    end of the chain; each id is walked once, which keeps a long chain linear.
+    """
+    successor: dict[str, str] = {}
+    for item_id, index in first_index.items():
+        item = candidates[index]
+        nxt = item.get("superseded_by")
+        if isinstance(nxt, str) and nxt in first_index:
+            successor[item_id] = nxt
+    return _cycles(successor)
+
+
+def _cycles(successor: Mapping[str, str]) -> set[str]:
+    """The ids on a cycle of a graph where each id names at most one successor."""
+    done: set[str] = set()
+    looping: set[str] = set()
+    for start in successor:
+        path: dict[str, None] = {}
+        current: str | None = start
+        while current is not None and current not in done and current not in path:
+            path[current] = None
+            current = successor.get(current)
+        if current is not None and current in path:
+            ring = list(path)
+            looping.update(ring[ring.index(current):])
+        done.update(path)
+    return looping
 
 
 def _supersession_loops(

@@ -193,13 +193,40 @@ def test_a_supersession_loop_is_invalid_input():
     assert "supersede itself" in located[("candidates", 2, "superseded_by")]
 
 
-def test_expected_policy_version_compares_as_a_number():
+def test_expected_policy_version_given_as_a_string_is_invalid_not_coerced():
     from evidence_factories import candidate, document, request
 
     doc = document(
         candidate("a"), req=request(expected_policy={"name": "default", "version": "1"})
     )
-    assert load_input(doc).request.expected_policy.version == 1
+    with pytest.raises(InvalidInput) as caught:
+        load_input(doc)
+    # Only the type is wrong: "1" names the contract's version, so no mismatch is reported.
+    assert [(e["loc"], e["msg"]) for e in caught.value.errors] == [
+        (["request", "expected_policy", "version"], "Input should be a valid integer")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("tokens", "12", "Input should be a valid integer"),
+        ("tokens", True, "Input should be a valid integer"),
+        ("relevance", "0.5", "Input should be a valid number"),
+        ("superseded", 1, "Input should be a valid boolean"),
+    ],
+)
+def test_scalars_are_strict_lax_spellings_are_invalid_input_with_their_location(
+    field, value, message
+):
+    from evidence_factories import candidate, document
+
+    doc = document(candidate("a"), candidate("b", **{field: value}))
+    with pytest.raises(InvalidInput) as caught:
+        load_input(doc)
+    assert [(e["loc"], e["msg"]) for e in caught.value.errors] == [
+        (["candidates", 1, field], message)
+    ]
 
 
 HUGE = 2**60  # beyond RFC 8785's integers (±2**53 - 1), which the contract hash and plan id use

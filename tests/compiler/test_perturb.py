@@ -239,3 +239,29 @@ def test_flips_takes_just_the_two_outputs(atlas):
     assert change == flips(base, refused, atlas)
     back = flips(refused, base)
     assert [f["base"] for f in back["slots"]] == ["refused"] * 4
+
+
+@pytest.mark.parametrize(
+    ("operator", "args", "problem"),
+    [
+        ("shift_days", {"days": "1"}, "days: Input should be a valid integer"),
+        ("contaminate", {"count": True}, "count: Input should be a valid integer"),
+        ("contaminate", {"count": -1}, "count: Input should be greater than or equal to 0"),
+        ("hide", {"candidate_id": "x", "mode": "all"}, "mode: Extra inputs are not permitted"),
+        ("hide", {}, "candidate_id: Field required"),
+        ("swap_principal", {"principal": "o", "roles": "r"}, "roles: Input should be a valid list"),
+    ],
+)
+def test_stored_perturbation_arguments_are_validated_before_they_run(
+    atlas, operator, args, problem
+):
+    with pytest.raises(ValueError, match=f"perturbation '{operator}': {problem}"):
+        Perturbation(operator, args).apply(atlas)
+    with pytest.raises(ValueError, match=problem):
+        Perturbation.from_json({"operator": operator, "args": args})
+
+
+def test_a_stored_perturbation_replays_to_the_same_variant(atlas):
+    stored = Perturbation("swap_principal", {"principal": "o", "roles": ["r"]}).to_json()
+    replayed = Perturbation.from_json(stored)
+    assert replayed.apply(atlas) == swap_principal(atlas, "o", ["r"])
