@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import time
 import traceback
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,8 @@ WRONG_VERSION = "That version belongs to another decision type."
 UNKNOWN_STATE = "'{state}' is not a slot state; use supported, contradicted, unknown or refused."
 NO_SCENARIOS = "There are no scenarios to run."
 CONTRACT_INVALID = "Version {number} is not a valid contract: {problems}"
+ID_TOO_LONG = "An id is at most {limit} characters; this one has {length}."
+CONTROL_CHARACTER = "A name cannot contain control characters such as a line break or a tab."
 STALE_SCENARIO = (
     "Someone else saved this scenario since you opened it; nothing was saved — "
     "reload to see their version."
@@ -120,7 +123,15 @@ def corpus_import(
     Every invalid item is reported at once (`compiling.CorpusInvalid`); nothing is saved then.
     """
     _require_edit(actor, decision_type)
-    valid = compiling.validate_corpus(document)
+    if has_control_character(name):
+        raise ValidationError({"name": CONTROL_CHARACTER})
+    try:
+        valid = compiling.validate_corpus(document)
+    except compiling.CorpusInvalid as exc:
+        raise compiling.CorpusInvalid(exc.problems + _long_ids(document)) from None
+    too_long = _long_ids(document)
+    if too_long:
+        raise compiling.CorpusInvalid(too_long)
     corpus = Corpus.objects.select_for_update().filter(decision_type=decision_type, name=name)
     existing = corpus.first()
     old_locks: dict[str, int] = {}
@@ -161,6 +172,45 @@ def corpus_import(
     return corpus_row
 
 
+CANDIDATE_ID_LIMIT = CorpusCandidate._meta.get_field("candidate_id").max_length
+
+
+def has_control_character(text: str) -> bool:
+    return any(unicodedata.category(char) == "Cc" for char in text)
+
+
+def _long_ids(document: Any) -> list[compiling.CorpusProblem]:
+    """Ids the compiler accepts but the candidate table cannot hold (PostgreSQL would refuse
+    the whole import with a DataError; SQLite would keep them)."""
+    items = document.get("candidates") if isinstance(document, Mapping) else None
+    return [
+        compiling.CorpusProblem(
+            loc=("candidates", index, "id"),
+            msg=ID_TOO_LONG.format(limit=CANDIDATE_ID_LIMIT, length=len(item["id"])),
+            candidate_id=item["id"],
+        )
+        for index, item in enumerate(items if isinstance(items, list) else [])
+        if isinstance(item, Mapping)
+        and isinstance(item.get("id"), str)
+        and len(item["id"]) > CANDIDATE_ID_LIMIT
+    ]
+
+
+# The candidate's consistency rules (`compiler.models.Candidate._consistent`) raise without a
+# location; the field each message is about, by how the message starts.
+CONSISTENCY_FIELDS = (
+    ("valid_to", "valid_to"),
+    ("two forms", "forms"),
+    ("floor", "floor"),
+    ("group_required", "group_required"),
+    ("a candidate cannot depend", "depends_on"),
+)
+
+
+def _consistency_field(msg: str) -> str:
+    return next((field for start, field in CONSISTENCY_FIELDS if msg.startswith(start)), "__all__")
+
+
 def _located(loc: tuple[Any, ...], msg: str) -> str:
     return f"{'.'.join(map(str, loc))}: {msg}" if loc else msg
 
@@ -169,9 +219,10 @@ def _validation_error(exc: PydanticValidationError) -> ValidationError:
     by_field: dict[str, list[str]] = {}
     for error in exc.errors():
         loc = error["loc"]
-        key = str(loc[0]) if loc else "__all__"
+        msg = error["msg"].removeprefix("Value error, ")
+        key = str(loc[0]) if loc else _consistency_field(msg)
         by_field.setdefault(key, []).append(
-            error["msg"] + (f" ({'.'.join(map(str, loc[1:]))})" if len(loc) > 1 else "")
+            msg + (f" ({'.'.join(map(str, loc[1:]))})" if len(loc) > 1 else "")
         )
     return ValidationError(by_field)
 
@@ -195,6 +246,10 @@ def candidate_save(
         candidate = Candidate.model_validate(dict(data))
     except PydanticValidationError as exc:
         raise _validation_error(exc) from None
+    if len(candidate.id) > CANDIDATE_ID_LIMIT:
+        raise ValidationError(
+            {"id": ID_TOO_LONG.format(limit=CANDIDATE_ID_LIMIT, length=len(candidate.id))}
+        )
     unstorable = compiling.unstorable_values(compiling.candidate_json(candidate))
     if unstorable:
         raise ValidationError({str(p.loc[0]): _located(p.loc[1:], p.msg) for p in unstorable})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +18,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
@@ -47,6 +49,8 @@ CANDIDATE_GONE = (
 NO_LOCK = -1
 
 DEFAULT_TOP_K = 5
+
+UNSAFE_IN_FILENAME = re.compile(r'[\x00-\x1f\x7f-\x9f"\\/\s]+')
 
 
 def _template(request: HttpRequest, page: str, partial: str) -> str:
@@ -152,6 +156,7 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
+        "directory_json": json.dumps(corpus.directory, indent=2, ensure_ascii=False),
         "candidates": corpus.candidates.order_by("position", "id"),
         "scenarios": corpus.scenarios.order_by("position", "name"),
         "can_edit": services.can_edit(request.user, corpus.decision_type),
@@ -163,9 +168,17 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def corpus_export(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
     response = JsonResponse(selectors.corpus_export(corpus=corpus), json_dumps_params={"indent": 2})
-    filename = f"{corpus.decision_type.key}-{corpus.name}.json".replace(" ", "-")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = content_disposition_header(
+        True, _download_name(f"{corpus.decision_type.key}-{corpus.name}.json")
+    )
     return response
+
+
+def _download_name(name: str) -> str:
+    """A file name any browser keeps: control characters, quotes, slashes and spaces become
+    "-" (a name stored before names were checked may hold a line break); Unicode stays and
+    travels as RFC 6266 `filename*`."""
+    return UNSAFE_IN_FILENAME.sub("-", name)
 
 
 @require_http_methods(["GET", "POST"])

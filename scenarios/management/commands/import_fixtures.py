@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +12,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contracts.models import DecisionType
 from scenarios import services
-from scenarios.compiling import NOT_JSON, CorpusInvalid
+from scenarios.compiling import CorpusInvalid, CorpusProblem, read_json
 
 
 class Command(BaseCommand):
     help = (
         "Import a fixture corpus (the compiler's {directory, candidates} JSON) into a decision "
-        "type. Every invalid item is listed with its index, field and message; nothing is "
+        "type. Every invalid item is listed with its index, id, field and message; nothing is "
         "saved if any item is invalid (exit 1)."
     )
 
@@ -35,11 +35,13 @@ class Command(BaseCommand):
         decision_type = _decision_type(options["decision_type"])
         actor = _actor(options["user"], decision_type)
         path = options["file"]
-        raw = self.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         try:
-            document = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CommandError(NOT_JSON.format(error=exc)) from None
+            document = read_json(_read_bytes(path))
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror or exc}") from None
+        except CorpusInvalid as exc:
+            self._report(exc.problems)
+            raise CommandError(f"{path} cannot be read as JSON; nothing was saved.") from None
         name = options["name"] or ("stdin" if path == "-" else Path(path).stem)
         try:
             corpus = services.corpus_import(
@@ -50,9 +52,7 @@ class Command(BaseCommand):
                 replace=options["replace"],
             )
         except CorpusInvalid as exc:
-            for problem in exc.problems:
-                index = "-" if problem.index is None else problem.index
-                self.stderr.write(f"item {index}, field {problem.field}: {problem.msg}")
+            self._report(exc.problems)
             raise CommandError(
                 f"{len(exc.problems)} problem(s) in {path}; nothing was saved."
             ) from None
@@ -62,6 +62,16 @@ class Command(BaseCommand):
             f"Imported {corpus.candidates.count()} candidates into corpus '{corpus.name}' "
             f"of {decision_type.key}."
         )
+
+    def _report(self, problems: list[CorpusProblem]) -> None:
+        for problem in problems:
+            index = "-" if problem.index is None else problem.index
+            named = "" if problem.candidate_id is None else f" (id {problem.candidate_id!r})"
+            self.stderr.write(f"item {index}{named}, field {problem.field}: {problem.msg}")
+
+
+def _read_bytes(path: str) -> bytes:
+    return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
 
 
 def _decision_type(key: str) -> DecisionType:
