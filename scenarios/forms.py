@@ -99,6 +99,11 @@ class ImportForm(forms.Form):
     replace = forms.BooleanField(
         required=False, help_text="Replace the candidates of an existing corpus of this name."
     )
+    strict = forms.BooleanField(
+        required=False,
+        help_text="Refuse the import when a class or proposition is unknown to the catalogue "
+        "or the contract (otherwise they are listed as warnings).",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -156,6 +161,15 @@ CANDIDATE_FIELDS = (
     "content",
 )
 LIST_FIELDS = ("allowed_roles", "allowed_purposes", "supports", "contradicts")
+# Free-text fields offered the values the workbench knows (`selectors.KnownValues`) in a
+# <datalist>: a suggestion, never a restriction, since a new value may be right.
+DATALISTS = {
+    "evidence_class": "evidence_classes",
+    "supports": "propositions",
+    "contradicts": "propositions",
+    "allowed_roles": "roles",
+    "allowed_purposes": "purposes",
+}
 
 
 class LockVersionField(forms.IntegerField):
@@ -200,16 +214,26 @@ class CandidateForm(forms.Form):
         "group_required, source.",
     )
 
+    def __init__(self, *args: Any, known: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # {datalist id: values} for the template; each field names its list.
+        self.datalists: dict[str, list[str]] = {}
+        if known is not None:
+            for name, attribute in DATALISTS.items():
+                list_id = "known-" + attribute.replace("_", "-")
+                self.fields[name].widget.attrs["list"] = list_id
+                self.datalists[list_id] = sorted(getattr(known, attribute))
+
     @classmethod
-    def for_candidate(cls, row: CorpusCandidate | None) -> CandidateForm:
+    def for_candidate(cls, row: CorpusCandidate | None, known: Any = None) -> CandidateForm:
         if row is None:
-            return cls()
+            return cls(known=known)
         data = row.data
         initial = {k: data.get(k) for k in CANDIDATE_FIELDS if k in data}
         other = {k: v for k, v in data.items() if k not in CANDIDATE_FIELDS}
         initial["other"] = other or None
         initial["lock_version"] = row.lock_version
-        return cls(initial=initial)
+        return cls(initial=initial, known=known)
 
     def clean_other(self) -> Any:
         other = self.cleaned_data.get("other")

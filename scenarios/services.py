@@ -37,7 +37,7 @@ from contracts.documents import ContractInvalid, compiled_contract, document_sha
 from contracts.models import ContractVersion, DecisionType, SourceClass
 from contracts.services import Actor, EditConflict, audit_record
 
-from . import compiling
+from . import compiling, selectors
 from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
 
 # Messages tests assert on.
@@ -54,6 +54,11 @@ NO_SCENARIOS = "There are no scenarios to run."
 CONTRACT_INVALID = "Version {number} is not a valid contract: {problems}"
 ID_TOO_LONG = "An id is at most {limit} characters; this one has {length}."
 CONTROL_CHARACTER = "A name cannot contain control characters such as a line break or a tab."
+UNKNOWN_CLASS = (
+    "'{value}' is not in the source-class catalogue: check the spelling, or add the class."
+)
+RETIRED_CLASS = "'{value}' is a retired source class: no system produces it any more."
+UNKNOWN_PROPOSITION = "'{value}' is not a proposition of any version of this decision type."
 STALE_SCENARIO = (
     "Someone else saved this scenario since you opened it; nothing was saved — "
     "reload to see their version."
@@ -117,10 +122,14 @@ def corpus_import(
     document: Any,
     description: str = "",
     replace: bool = False,
+    strict: bool = False,
 ) -> Corpus:
     """Create a corpus from a JSON document, or replace an existing one's content.
 
     Every invalid item is reported at once (`compiling.CorpusInvalid`); nothing is saved then.
+    Values the compiler accepts but this workbench does not know (a class outside the
+    catalogue, a proposition no version has) are returned as `corpus.warnings`; with `strict`
+    they are problems like the rest and nothing is saved.
     """
     _require_edit(actor, decision_type)
     if has_control_character(name):
@@ -132,6 +141,14 @@ def corpus_import(
     too_long = _long_ids(document)
     if too_long:
         raise compiling.CorpusInvalid(too_long)
+    known = selectors.known_values(decision_type=decision_type)
+    warnings = [
+        warning
+        for index, data in enumerate(valid.candidates)
+        for warning in candidate_warnings(known, data, index=index)
+    ]
+    if strict and warnings:
+        raise compiling.CorpusInvalid(warnings)
     corpus = Corpus.objects.select_for_update().filter(decision_type=decision_type, name=name)
     existing = corpus.first()
     old_locks: dict[str, int] = {}
@@ -169,7 +186,35 @@ def corpus_import(
         decision_type=decision_type,
         changes={"corpus": name, "candidates": len(valid.candidates), "replaced": bool(existing)},
     )
+    corpus_row.warnings = warnings
     return corpus_row
+
+
+def candidate_warnings(
+    known: selectors.KnownValues, data: Mapping[str, Any], *, index: int | None = None
+) -> list[compiling.CorpusProblem]:
+    """What in one candidate (the compiler's JSON) the catalogue and contract do not know."""
+    prefix: tuple[str | int, ...] = ("candidates", index) if index is not None else ()
+    found = []
+
+    def warn(loc: tuple[str | int, ...], message: str, value: str) -> None:
+        found.append(
+            compiling.CorpusProblem(
+                loc=(*prefix, *loc), msg=message.format(value=value), candidate_id=data.get("id")
+            )
+        )
+
+    value = data.get("evidence_class")
+    if value in known.retired_classes:
+        warn(("evidence_class",), RETIRED_CLASS, value)
+    elif value not in known.evidence_classes:
+        warn(("evidence_class",), UNKNOWN_CLASS, value)
+    if known.has_contract:
+        for field in ("supports", "contradicts"):
+            for position, key in enumerate(data.get(field, ())):
+                if key not in known.propositions:
+                    warn((field, position), UNKNOWN_PROPOSITION, key)
+    return found
 
 
 CANDIDATE_ID_LIMIT = CorpusCandidate._meta.get_field("candidate_id").max_length
@@ -287,6 +332,9 @@ def candidate_save(
         current.lock_version += 1
     current.candidate_id, current.data = candidate.id, stored
     current.save()
+    current.warnings = candidate_warnings(
+        selectors.known_values(decision_type=corpus.decision_type), stored
+    )
     corpus.save(update_fields=["updated_at"])
     audit_record(
         actor=actor,

@@ -32,6 +32,7 @@ from .models import Scenario
 # Messages tests assert on.
 IMPORTED = "Imported {count} candidates into '{name}'."
 CANDIDATE_SAVED = "Saved candidate '{id}'."
+WARNING = "Warning: {warning}"
 SCENARIO_SAVED = "Saved scenario '{name}'."
 EXPECTATIONS_TAKEN = "The expectations of '{name}' are now those of version {number}."
 EXPECTATIONS_MOVED = (
@@ -69,6 +70,12 @@ def _form_errors(form: Any, error: ValidationError, fallback: str | None = None)
                 form.add_error(fallback, [f"{field}: {e}" if located else e for e in errors])
     else:
         form.add_error(None, error.messages)
+
+
+def _warn(request: HttpRequest, warnings: list[Any]) -> None:
+    """Saved, but with values the catalogue or the contract does not know: say where."""
+    for warning in warnings:
+        messages.warning(request, WARNING.format(warning=warning))
 
 
 def _require_edit(request: HttpRequest, decision_type: Any) -> None:
@@ -134,6 +141,7 @@ def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
                     description=form.cleaned_data["description"],
                     document=form.cleaned_data["document"],
                     replace=form.cleaned_data["replace"],
+                    strict=form.cleaned_data["strict"],
                 )
             except CorpusInvalid as exc:
                 problems = exc.problems
@@ -144,6 +152,7 @@ def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
                     request,
                     IMPORTED.format(count=corpus.candidates.count(), name=corpus.name),
                 )
+                _warn(request, corpus.warnings)
                 return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
         status = 422
     context = {"decision_type": decision_type, "form": form, "problems": problems}
@@ -187,6 +196,7 @@ def candidate_edit(
 ) -> HttpResponse:
     corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
+    known = selectors.known_values(decision_type=corpus.decision_type, corpus=corpus)
     existing = None
     if candidate_id is not None:
         existing = corpus.candidates.filter(candidate_id=candidate_id).first()
@@ -195,7 +205,7 @@ def candidate_edit(
     status = 200
     conflict = None
     if request.method == "POST":
-        form = forms.CandidateForm(request.POST)
+        form = forms.CandidateForm(request.POST, known=known)
         status = 422
         if candidate_id is not None and existing is None:
             # Renamed or removed while this form was open: keep what was typed on the page.
@@ -218,9 +228,10 @@ def candidate_edit(
                 _form_errors(form, exc, fallback="other")
             else:
                 messages.success(request, CANDIDATE_SAVED.format(id=saved.candidate_id))
+                _warn(request, saved.warnings)
                 return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
     else:
-        form = forms.CandidateForm.for_candidate(existing)
+        form = forms.CandidateForm.for_candidate(existing, known=known)
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,

@@ -273,3 +273,105 @@ def test_the_service_refuses_a_candidate_id_longer_than_the_table_holds(owner, c
     assert caught.value.message_dict == {
         "id": ["An id is at most 200 characters; this one has 201."]
     }
+
+
+# --------------------------------------------------------------------------- unknown values
+
+
+def _typos(document):
+    document["candidates"][1]["evidence_class"] = "recipt_scan"
+    document["candidates"][0]["supports"] = ["facility_limit", "facilty_limit"]
+    return document
+
+
+CLASS_WARNING = (
+    "candidates[1] (id 'workflow-E88') evidence_class: 'recipt_scan' is not in the "
+    "source-class catalogue"
+)
+PROPOSITION_WARNING = (
+    "candidates[0] (id 'facility-F102') supports.1: 'facilty_limit' is not a proposition of "
+    "any version of this decision type."
+)
+
+
+def test_a_clean_corpus_imports_without_warnings(owner, atlas, draft, atlas_document):
+    corpus = services.corpus_import(
+        actor=owner, decision_type=atlas, name="c", document=atlas_document, strict=True
+    )
+    assert corpus.warnings == []
+
+
+def test_unknown_classes_and_propositions_are_warnings_with_their_location(
+    as_owner, atlas, draft, atlas_document
+):
+    response = as_owner.post(
+        url("corpus_import", key=KEY),
+        {"name": "typos", "text": json.dumps(_typos(atlas_document))},
+        follow=True,
+    )
+    assert response.status_code == 200
+    shown = [str(m) for m in response.context["messages"]]
+    assert any(m.startswith(f"Warning: {CLASS_WARNING}") for m in shown)
+    assert f"Warning: {PROPOSITION_WARNING}" in shown
+    assert Corpus.objects.get(name="typos").candidates.count() == 6
+
+
+def test_strict_mode_makes_unknown_values_errors_and_saves_nothing(
+    as_owner, atlas, draft, atlas_document
+):
+    response = as_owner.post(
+        url("corpus_import", key=KEY),
+        {"name": "typos", "text": json.dumps(_typos(atlas_document)), "strict": "on"},
+    )
+    _refused(response, "2 problems; nothing was saved.", "'recipt_scan' is not in the")
+    page = unescape(response.content.decode())
+    assert "candidates[1] (id 'workflow-E88')" in page and "supports.1" in page
+
+
+def test_import_fixtures_prints_warnings_and_refuses_them_with_strict(
+    atlas, draft, atlas_document, tmp_path
+):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    path = tmp_path / "typos.json"
+    path.write_text(json.dumps(_typos(atlas_document)))
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="2 problem"):
+        call_command("import_fixtures", KEY, str(path), "--strict", stderr=err)
+    assert not Corpus.objects.exists()
+    err = io.StringIO()
+    call_command("import_fixtures", KEY, str(path), stderr=err, stdout=io.StringIO())
+    lines = err.getvalue().splitlines()
+    assert lines[0].startswith(
+        "warning: item 0 (id 'facility-F102'), field supports.1: 'facilty_limit' is not"
+    )
+    assert lines[1].startswith(
+        "warning: item 1 (id 'workflow-E88'), field evidence_class: 'recipt_scan' is not"
+    )
+    assert Corpus.objects.get(name="typos").candidates.count() == 6
+
+
+def test_the_candidate_form_offers_known_values_and_warns_about_new_ones(
+    as_owner, draft, corpus
+):
+    edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
+    response = as_owner.get(edit)
+    page = response.content.decode()
+    assert 'list="known-evidence-classes"' in page and 'list="known-propositions"' in page
+    datalists = response.context["form"].datalists
+    assert "case_note" in datalists["known-evidence-classes"]
+    assert "waiver_valid" in datalists["known-propositions"]
+    assert "credit_analyst" in datalists["known-roles"]
+    assert "annual_credit_review" in datalists["known-purposes"]
+    assert '<datalist id="known-evidence-classes"><option value="' in page
+
+    form = response.context["form"]
+    posted = {n: form[n].value() if form[n].value() is not None else "" for n in form.fields}
+    posted |= {key: ", ".join(value) for key, value in posted.items() if isinstance(value, list)}
+    posted["evidence_class"] = "recipt_scan"
+    saved = as_owner.post(edit, posted, follow=True)
+    shown = [str(m) for m in saved.context["messages"]]
+    assert any(m.startswith("Warning: evidence_class: 'recipt_scan' is not in the") for m in shown)
+    assert corpus.candidates.get(candidate_id="rm-note-N7").data["evidence_class"] == "recipt_scan"

@@ -28,6 +28,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="The corpus's name (default: the file's stem).")
         parser.add_argument("--replace", action="store_true", help="Replace a corpus's content.")
         parser.add_argument(
+            "--strict",
+            action="store_true",
+            help="Refuse classes and propositions the catalogue and contract do not know "
+            "(without it they are printed as warnings and the corpus is imported).",
+        )
+        parser.add_argument(
             "--user", help="Who imports (an owner of the type; default: its creator)."
         )
 
@@ -50,6 +56,7 @@ class Command(BaseCommand):
                 name=name,
                 document=document,
                 replace=options["replace"],
+                strict=options["strict"],
             )
         except CorpusInvalid as exc:
             self._report(exc.problems)
@@ -58,16 +65,19 @@ class Command(BaseCommand):
             ) from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
+        self._report(corpus.warnings, prefix="warning: ")
         self.stdout.write(
             f"Imported {corpus.candidates.count()} candidates into corpus '{corpus.name}' "
             f"of {decision_type.key}."
         )
 
-    def _report(self, problems: list[CorpusProblem]) -> None:
+    def _report(self, problems: list[CorpusProblem], prefix: str = "") -> None:
         for problem in problems:
             index = "-" if problem.index is None else problem.index
             named = "" if problem.candidate_id is None else f" (id {problem.candidate_id!r})"
-            self.stderr.write(f"item {index}{named}, field {problem.field}: {problem.msg}")
+            self.stderr.write(
+                f"{prefix}item {index}{named}, field {problem.field}: {problem.msg}"
+            )
 
 
 def _read_bytes(path: str) -> bytes:
