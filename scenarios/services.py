@@ -59,6 +59,7 @@ UNKNOWN_CLASS = (
 )
 RETIRED_CLASS = "'{value}' is a retired source class: no system produces it any more."
 UNKNOWN_PROPOSITION = "'{value}' is not a proposition of any version of this decision type."
+UNKNOWN_ID = "{field}: '{value}' is not a candidate of corpus '{corpus}'."
 STALE_SCENARIO = (
     "Someone else saved this scenario since you opened it; nothing was saved — "
     "reload to see their version."
@@ -385,6 +386,18 @@ def _clean_scenario_fields(
     if problems:
         raise ValidationError(problems)
     return fields
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """Ids the scenario names or expects that its corpus does not hold (a typo, or a
+    candidate renamed since): such an expectation can never be met."""
+    ids = set(scenario.corpus.candidates.values_list("candidate_id", flat=True))
+    return [
+        UNKNOWN_ID.format(field=field, value=value, corpus=scenario.corpus.name)
+        for field in ("named", "expected_admitted", "expected_rejected")
+        for value in getattr(scenario, field) or ()
+        if value not in ids
+    ]
 
 
 # The fields a scenario's form edits directly: its name and the request it compiles.

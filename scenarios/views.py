@@ -298,6 +298,7 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
                 _form_errors(form, exc)
             else:
                 messages.success(request, SCENARIO_SAVED.format(name=scenario.name))
+                _warn(request, services.scenario_warnings(scenario))
                 return redirect("scenarios:scenario_detail", key=key, pk=scenario.pk)
     context = {
         "decision_type": decision_type,

@@ -375,3 +375,26 @@ def test_the_candidate_form_offers_known_values_and_warns_about_new_ones(
     shown = [str(m) for m in saved.context["messages"]]
     assert any(m.startswith("Warning: evidence_class: 'recipt_scan' is not in the") for m in shown)
     assert corpus.candidates.get(candidate_id="rm-note-N7").data["evidence_class"] == "recipt_scan"
+
+
+def test_a_scenario_expecting_ids_its_corpus_lacks_is_saved_with_a_warning(as_owner, corpus):
+    response = as_owner.post(
+        url("scenario_create", key=KEY),
+        {
+            "name": "typo",
+            "corpus": corpus.pk,
+            "principal": "maya",
+            "roles": "credit_analyst",
+            "purpose": "annual_credit_review",
+            "entity": "Atlas",
+            "decision_date": "2026-08-30",
+            "token_budget": "760",
+            "check_rejected": "on",
+            "expected_rejected": "investigation-X9, polcy-P2",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert [str(m) for m in response.context["messages"]][1:] == [
+        "Warning: expected_rejected: 'polcy-P2' is not a candidate of corpus 'atlas'."
+    ]
