@@ -35,6 +35,12 @@ def renamed(document, old, new):
     return json.loads(text)
 
 
+def _posted(form):
+    """What a browser posts back for a form shown with its initial values."""
+    posted = {n: form[n].value() if form[n].value() is not None else "" for n in form.fields}
+    return posted | {k: ", ".join(v) for k, v in posted.items() if isinstance(v, list)}
+
+
 # Ids the interchange format accepts and people use: paths, spaces, URL punctuation, escapes
 # that look already decoded, Unicode, dot segments, an inner line break, a trailing space.
 AWKWARD_IDS = [
@@ -78,12 +84,7 @@ def test_an_awkward_id_works_on_every_page_that_shows_or_links_it(
     assert form_page.context["candidate_id"] == awkward
 
     # Saving the form posts back to the same candidate and keeps the id as typed.
-    form = form_page.context["form"]
-    posted = {
-        name: form[name].value() if form[name].value() is not None else ""
-        for name in form.fields
-    }
-    posted |= {key: ", ".join(value) for key, value in posted.items() if isinstance(value, list)}
+    posted = _posted(form_page.context["form"])
     posted["relevance"] = "0.5"
     saved = as_owner.post(edit, posted)
     assert saved.status_code == 302, saved.content.decode()[:2000]
@@ -238,8 +239,7 @@ def test_import_problems_cite_the_candidate_id(as_owner, atlas, atlas_document):
 def test_valid_to_before_valid_from_is_shown_on_valid_to(as_owner, corpus):
     edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
     form = as_owner.get(edit).context["form"]
-    posted = {n: form[n].value() if form[n].value() is not None else "" for n in form.fields}
-    posted |= {key: ", ".join(value) for key, value in posted.items() if isinstance(value, list)}
+    posted = _posted(form)
     posted |= {"valid_from": "2026-08-29", "valid_to": "2026-08-01"}
     response = as_owner.post(edit, posted)
     assert response.status_code == 422
@@ -258,8 +258,7 @@ def test_the_directory_is_shown_as_json(as_owner, corpus):
 def test_a_lone_surrogate_in_the_other_fields_is_refused_on_the_field(as_owner, corpus):
     edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
     form = as_owner.get(edit).context["form"]
-    posted = {n: form[n].value() if form[n].value() is not None else "" for n in form.fields}
-    posted |= {key: ", ".join(value) for key, value in posted.items() if isinstance(value, list)}
+    posted = _posted(form)
     posted["other"] = '{"source": {"kind": "crm", "ref": "\\ud800"}}'
     response = as_owner.post(edit, posted)
     assert response.status_code == 422
@@ -368,8 +367,7 @@ def test_the_candidate_form_offers_known_values_and_warns_about_new_ones(
     assert '<datalist id="known-evidence-classes"><option value="' in page
 
     form = response.context["form"]
-    posted = {n: form[n].value() if form[n].value() is not None else "" for n in form.fields}
-    posted |= {key: ", ".join(value) for key, value in posted.items() if isinstance(value, list)}
+    posted = _posted(form)
     posted["evidence_class"] = "recipt_scan"
     saved = as_owner.post(edit, posted, follow=True)
     shown = [str(m) for m in saved.context["messages"]]
