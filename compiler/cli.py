@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from .codes import Result
 from .errors import InvalidInput
+from .jsonio import parse_json
 from .loading import load_input
 from .models import CompileInput, CompileOutput
 
@@ -76,53 +75,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _read_json(path: str) -> Any:
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise InvalidInput([{"loc": [], "msg": f"cannot read {path}: {exc.strerror}"}]) from None
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(
-            [{"loc": [], "msg": f"not UTF-8 text: byte {exc.start} cannot be decoded"}]
-        ) from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            [
-                {
-                    "loc": [],
-                    "msg": f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-                }
-            ]
-        ) from None
-    if _SURROGATE_ESCAPE.search(text):
-        lone = sorted(_lone_surrogates(value, []), key=lambda loc: [(isinstance(p, str), p)
-                                                                     for p in loc])
-        if lone:
-            raise InvalidInput(
-                [{"loc": loc, "msg": "a \\u escape names half a surrogate pair, not a character"}
-                 for loc in lone]
-            )
-    return value
-
-
-# JSON may spell a lone UTF-16 surrogate as an escape; it is no character, and can be neither
-# hashed (RFC 8785) nor printed as UTF-8. Only a document containing such an escape is walked.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _lone_surrogates(value: Any, loc: list[Any]) -> Iterator[list[Any]]:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            yield loc
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _lone_surrogates(key, loc)
-            yield from _lone_surrogates(item, [*loc, key])
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _lone_surrogates(item, [*loc, index])
+    return parse_json(data)
 
 
 def _load(path: str) -> CompileInput:

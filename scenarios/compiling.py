@@ -20,7 +20,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compiler import COMPILER_VERSION, CompileInput, CompileOutput, compile_input, load_input
+from compiler import (
+    COMPILER_VERSION,
+    CompileInput,
+    CompileOutput,
+    InvalidInput,
+    compile_input,
+    load_input,
+)
+from compiler.jsonio import parse_json
 from compiler.models import Candidate, Contract, Directory
 from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
 from compiler.validation import cross_reference_problems
@@ -39,6 +47,7 @@ UNSAFE_NUMBER = (
 )
 MAX_SAFE_INTEGER = 2**53 - 1
 NUL_CHARACTER = "Contains a NUL character (\\u0000), which cannot be stored."
+LONE_SURROGATE = "Contains half a surrogate pair (\\ud800–\\udfff), which is no character."
 
 
 # --------------------------------------------------------------------------- corpus validation
@@ -50,6 +59,9 @@ class CorpusProblem:
 
     loc: tuple[str | int, ...]
     msg: str
+    # The id of the candidate the problem is in, when it has one: people know their
+    # candidates by id, not by position.
+    candidate_id: str | None = None
 
     @property
     def index(self) -> int | None:
@@ -61,14 +73,27 @@ class CorpusProblem:
     @property
     def field(self) -> str:
         rest = self.loc[2:] if self.index is not None else self.loc
-        return ".".join(str(part) for part in rest) or "(whole item)"
+        whole = "(whole item)" if self.index is not None else "(document)"
+        return ".".join(str(part) for part in rest) or whole
+
+    @property
+    def item(self) -> str:
+        """`candidates[5] (id 'invoice/2026/0042')`, `candidates[5]`, or "" outside them."""
+        if self.index is None:
+            return ""
+        named = f" (id {self.candidate_id!r})" if self.candidate_id is not None else ""
+        return f"candidates[{self.index}]{named}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "field": self.field, "message": self.msg}
+        return {
+            "index": self.index,
+            "candidate_id": self.candidate_id,
+            "field": self.field,
+            "message": self.msg,
+        }
 
     def __str__(self) -> str:
-        where = f"candidates[{self.index}]" if self.index is not None else ""
-        return f"{where} {self.field}: {self.msg}".strip()
+        return f"{self.item} {self.field}: {self.msg}".strip()
 
 
 class CorpusInvalid(ValueError):
@@ -105,6 +130,11 @@ def unstorable_values(value: Any, loc: tuple[str | int, ...] = ()) -> list[Corpu
         return [p for i, item in enumerate(value) for p in unstorable_values(item, (*loc, i))]
     if isinstance(value, str) and "\x00" in value:
         return [CorpusProblem(loc=loc, msg=NUL_CHARACTER)]
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return [CorpusProblem(loc=loc, msg=LONE_SURROGATE)]
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
         return [CorpusProblem(loc=loc, msg=UNSAFE_NUMBER.format(value=value))]
     return []
@@ -145,8 +175,29 @@ def validate_corpus(document: Any) -> ValidCorpus:
     ]
     if problems:
         problems.sort(key=lambda p: tuple((0, x) if isinstance(x, int) else (1, x) for x in p.loc))
-        raise CorpusInvalid(problems)
+        raise CorpusInvalid([_with_candidate_id(p, items) for p in problems])
     return ValidCorpus(directory=directory, candidates=candidates)
+
+
+def _with_candidate_id(problem: CorpusProblem, items: Sequence[Any]) -> CorpusProblem:
+    index = problem.index
+    if index is None or index >= len(items) or not isinstance(items[index], Mapping):
+        return problem
+    candidate_id = items[index].get("id")
+    if not isinstance(candidate_id, str):
+        return problem
+    return CorpusProblem(loc=problem.loc, msg=problem.msg, candidate_id=candidate_id)
+
+
+def read_json(data: bytes | str, *, max_bytes: int | None = None) -> Any:
+    """A document read with `compiler.jsonio.parse_json` (depth, number, encoding and size
+    limits); what is wrong is raised as `CorpusInvalid`, located like the corpus's problems."""
+    try:
+        return parse_json(data, max_bytes=max_bytes)
+    except InvalidInput as exc:
+        raise CorpusInvalid(
+            [CorpusProblem(loc=tuple(e["loc"]), msg=e["msg"]) for e in exc.errors]
+        ) from None
 
 
 def corpus_document(directory: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> dict:

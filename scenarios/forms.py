@@ -6,20 +6,37 @@ import json
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.template.defaultfilters import filesizeformat
 
 from compiler.codes import OrderRole, Requirement
 
-from .compiling import NOT_JSON
+from .compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
 from .models import Corpus, CorpusCandidate, Scenario
-from .services import SCENARIO_REQUEST_FIELDS, SLOT_STATES
+from .services import (
+    CONTROL_CHARACTER,
+    SCENARIO_REQUEST_FIELDS,
+    SLOT_STATES,
+    has_control_character,
+)
 
 NOT_CHECKED = ""
+UPLOAD_TOO_LARGE = (
+    "This file is {size}; corpora of at most {limit} are accepted "
+    "(the CORPUS_UPLOAD_MAX_BYTES setting)."
+)
+UNREADABLE = "This cannot be imported: {problem}"
 
 
 def split_list(value: str) -> list[str]:
     """Items separated by commas or new lines, blanks dropped, order kept."""
     items = (part.strip() for line in value.splitlines() for part in line.split(","))
     return [item for item in items if item]
+
+
+def _located(problem: CorpusProblem) -> str:
+    """A reading problem as a sentence: the text's own line and column need no prefix."""
+    return str(problem) if problem.loc else problem.msg
 
 
 class ListField(forms.CharField):
@@ -78,13 +95,17 @@ class JSONText(forms.CharField):
         if not text:
             return None
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(NOT_JSON.format(error=exc)) from None
+            return read_json(text)
+        except CorpusInvalid as exc:
+            raise forms.ValidationError(
+                [NOT_JSON.format(error=_located(problem)) for problem in exc.problems]
+            ) from None
 
 
 class ImportForm(forms.Form):
-    name = forms.CharField(max_length=120, help_text="The corpus's name within this decision type.")
+    name = forms.CharField(
+        max_length=120, strip=True, help_text="The corpus's name within this decision type."
+    )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     file = forms.FileField(required=False, help_text="A JSON file: {directory, candidates}.")
     text = forms.CharField(
@@ -95,17 +116,45 @@ class ImportForm(forms.Form):
     replace = forms.BooleanField(
         required=False, help_text="Replace the candidates of an existing corpus of this name."
     )
+    strict = forms.BooleanField(
+        required=False,
+        help_text="Refuse the import when a class or proposition is unknown to the catalogue "
+        "or the contract (otherwise they are listed as warnings).",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_bytes = settings.CORPUS_UPLOAD_MAX_BYTES
+        self.fields["file"].help_text = (
+            f"A JSON file: {{directory, candidates}}, UTF-8, at most "
+            f"{filesizeformat(self.max_bytes)}."
+        )
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if has_control_character(name):
+            raise forms.ValidationError(CONTROL_CHARACTER)
+        return name
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         upload = data.get("file")
-        raw = upload.read().decode("utf-8", errors="replace") if upload else data.get("text", "")
+        if upload and upload.size > self.max_bytes:
+            # Refused before reading: a large upload is never held in memory whole.
+            raise forms.ValidationError(
+                UPLOAD_TOO_LARGE.format(
+                    size=filesizeformat(upload.size), limit=filesizeformat(self.max_bytes)
+                )
+            )
+        raw = upload.read() if upload else data.get("text", "")
         if not raw.strip():
             raise forms.ValidationError("Choose a file or paste the JSON.")
         try:
-            data["document"] = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(NOT_JSON.format(error=exc)) from None
+            data["document"] = read_json(raw, max_bytes=self.max_bytes)
+        except CorpusInvalid as exc:
+            raise forms.ValidationError(
+                [UNREADABLE.format(problem=_located(problem)) for problem in exc.problems]
+            ) from None
         return data
 
 
@@ -129,6 +178,15 @@ CANDIDATE_FIELDS = (
     "content",
 )
 LIST_FIELDS = ("allowed_roles", "allowed_purposes", "supports", "contradicts")
+# Free-text fields offered the values the workbench knows (`selectors.KnownValues`) in a
+# <datalist>: a suggestion, never a restriction, since a new value may be right.
+DATALISTS = {
+    "evidence_class": "evidence_classes",
+    "supports": "propositions",
+    "contradicts": "propositions",
+    "allowed_roles": "roles",
+    "allowed_purposes": "purposes",
+}
 
 
 class LockVersionField(forms.IntegerField):
@@ -144,7 +202,8 @@ class LockVersionField(forms.IntegerField):
 
 class CandidateForm(forms.Form):
     lock_version = LockVersionField()
-    id = forms.CharField(max_length=200)
+    # Ids are data: kept exactly as typed, spaces included.
+    id = forms.CharField(max_length=200, strip=False)
     entity = forms.CharField(max_length=200)
     evidence_class = forms.CharField(max_length=64)
     allowed_roles = ListField()
@@ -168,16 +227,26 @@ class CandidateForm(forms.Form):
         "group_required, source.",
     )
 
+    def __init__(self, *args: Any, known: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # {datalist id: values} for the template; each field names its list.
+        self.datalists: dict[str, list[str]] = {}
+        if known is not None:
+            for name, attribute in DATALISTS.items():
+                list_id = "known-" + attribute.replace("_", "-")
+                self.fields[name].widget.attrs["list"] = list_id
+                self.datalists[list_id] = sorted(getattr(known, attribute))
+
     @classmethod
-    def for_candidate(cls, row: CorpusCandidate | None) -> CandidateForm:
+    def for_candidate(cls, row: CorpusCandidate | None, known: Any = None) -> CandidateForm:
         if row is None:
-            return cls()
+            return cls(known=known)
         data = row.data
         initial = {k: data.get(k) for k in CANDIDATE_FIELDS if k in data}
         other = {k: v for k, v in data.items() if k not in CANDIDATE_FIELDS}
         initial["other"] = other or None
         initial["lock_version"] = row.lock_version
-        return cls(initial=initial)
+        return cls(initial=initial, known=known)
 
     def clean_other(self) -> Any:
         other = self.cleaned_data.get("other")

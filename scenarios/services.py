@@ -22,6 +22,7 @@ import json
 import logging
 import time
 import traceback
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ from contracts.documents import ContractInvalid, compiled_contract, document_sha
 from contracts.models import ContractVersion, DecisionType, SourceClass
 from contracts.services import Actor, EditConflict, audit_record
 
-from . import compiling
+from . import compiling, selectors
 from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
 
 # Messages tests assert on.
@@ -54,6 +55,14 @@ WRONG_VERSION = "That version belongs to another decision type."
 UNKNOWN_STATE = "'{state}' is not a slot state; use supported, contradicted, unknown or refused."
 NO_SCENARIOS = "There are no scenarios to run."
 CONTRACT_INVALID = "Version {number} is not a valid contract: {problems}"
+ID_TOO_LONG = "An id is at most {limit} characters; this one has {length}."
+CONTROL_CHARACTER = "A name cannot contain control characters such as a line break or a tab."
+UNKNOWN_CLASS = (
+    "'{value}' is not in the source-class catalogue: check the spelling, or add the class."
+)
+RETIRED_CLASS = "'{value}' is a retired source class: no system produces it any more."
+UNKNOWN_PROPOSITION = "'{value}' is not a proposition of any version of this decision type."
+UNKNOWN_ID = "{field}: '{value}' is not a candidate of corpus '{corpus}'."
 STALE_SCENARIO = (
     "Someone else saved this scenario since you opened it; nothing was saved — "
     "reload to see their version."
@@ -125,13 +134,33 @@ def corpus_import(
     document: Any,
     description: str = "",
     replace: bool = False,
+    strict: bool = False,
 ) -> Corpus:
     """Create a corpus from a JSON document, or replace an existing one's content.
 
     Every invalid item is reported at once (`compiling.CorpusInvalid`); nothing is saved then.
+    Values the compiler accepts but this workbench does not know (a class outside the
+    catalogue, a proposition no version has) are returned as `corpus.warnings`; with `strict`
+    they are problems like the rest and nothing is saved.
     """
     _require_edit(actor, decision_type)
-    valid = compiling.validate_corpus(document)
+    if has_control_character(name):
+        raise ValidationError({"name": CONTROL_CHARACTER})
+    try:
+        valid = compiling.validate_corpus(document)
+    except compiling.CorpusInvalid as exc:
+        raise compiling.CorpusInvalid(exc.problems + _long_ids(document)) from None
+    too_long = _long_ids(document)
+    if too_long:
+        raise compiling.CorpusInvalid(too_long)
+    known = selectors.known_values(decision_type=decision_type)
+    warnings = [
+        warning
+        for index, data in enumerate(valid.candidates)
+        for warning in candidate_warnings(known, data, index=index)
+    ]
+    if strict and warnings:
+        raise compiling.CorpusInvalid(warnings)
     corpus = Corpus.objects.select_for_update().filter(decision_type=decision_type, name=name)
     existing = corpus.first()
     old_locks: dict[str, int] = {}
@@ -169,7 +198,74 @@ def corpus_import(
         decision_type=decision_type,
         changes={"corpus": name, "candidates": len(valid.candidates), "replaced": bool(existing)},
     )
+    corpus_row.warnings = warnings
     return corpus_row
+
+
+def candidate_warnings(
+    known: selectors.KnownValues, data: Mapping[str, Any], *, index: int | None = None
+) -> list[compiling.CorpusProblem]:
+    """What in one candidate (the compiler's JSON) the catalogue and contract do not know."""
+    prefix: tuple[str | int, ...] = ("candidates", index) if index is not None else ()
+    found = []
+
+    def warn(loc: tuple[str | int, ...], message: str, value: str) -> None:
+        found.append(
+            compiling.CorpusProblem(
+                loc=(*prefix, *loc), msg=message.format(value=value), candidate_id=data.get("id")
+            )
+        )
+
+    value = data.get("evidence_class")
+    if value in known.retired_classes:
+        warn(("evidence_class",), RETIRED_CLASS, value)
+    elif value not in known.evidence_classes:
+        warn(("evidence_class",), UNKNOWN_CLASS, value)
+    if known.has_contract:
+        for field in ("supports", "contradicts"):
+            for position, key in enumerate(data.get(field, ())):
+                if key not in known.propositions:
+                    warn((field, position), UNKNOWN_PROPOSITION, key)
+    return found
+
+
+CANDIDATE_ID_LIMIT = CorpusCandidate._meta.get_field("candidate_id").max_length
+
+
+def has_control_character(text: str) -> bool:
+    return any(unicodedata.category(char) == "Cc" for char in text)
+
+
+def _long_ids(document: Any) -> list[compiling.CorpusProblem]:
+    """Ids the compiler accepts but the candidate table cannot hold (PostgreSQL would refuse
+    the whole import with a DataError; SQLite would keep them)."""
+    items = document.get("candidates") if isinstance(document, Mapping) else None
+    return [
+        compiling.CorpusProblem(
+            loc=("candidates", index, "id"),
+            msg=ID_TOO_LONG.format(limit=CANDIDATE_ID_LIMIT, length=len(item["id"])),
+            candidate_id=item["id"],
+        )
+        for index, item in enumerate(items if isinstance(items, list) else [])
+        if isinstance(item, Mapping)
+        and isinstance(item.get("id"), str)
+        and len(item["id"]) > CANDIDATE_ID_LIMIT
+    ]
+
+
+# The candidate's consistency rules (`compiler.models.Candidate._consistent`) raise without a
+# location; the field each message is about, by how the message starts.
+CONSISTENCY_FIELDS = (
+    ("valid_to", "valid_to"),
+    ("two forms", "forms"),
+    ("floor", "floor"),
+    ("group_required", "group_required"),
+    ("a candidate cannot depend", "depends_on"),
+)
+
+
+def _consistency_field(msg: str) -> str:
+    return next((field for start, field in CONSISTENCY_FIELDS if msg.startswith(start)), "__all__")
 
 
 def _located(loc: tuple[Any, ...], msg: str) -> str:
@@ -180,9 +276,10 @@ def _validation_error(exc: PydanticValidationError) -> ValidationError:
     by_field: dict[str, list[str]] = {}
     for error in exc.errors():
         loc = error["loc"]
-        key = str(loc[0]) if loc else "__all__"
+        msg = error["msg"].removeprefix("Value error, ")
+        key = str(loc[0]) if loc else _consistency_field(msg)
         by_field.setdefault(key, []).append(
-            error["msg"] + (f" ({'.'.join(map(str, loc[1:]))})" if len(loc) > 1 else "")
+            msg + (f" ({'.'.join(map(str, loc[1:]))})" if len(loc) > 1 else "")
         )
     return ValidationError(by_field)
 
@@ -206,6 +303,10 @@ def candidate_save(
         candidate = Candidate.model_validate(dict(data))
     except PydanticValidationError as exc:
         raise _validation_error(exc) from None
+    if len(candidate.id) > CANDIDATE_ID_LIMIT:
+        raise ValidationError(
+            {"id": ID_TOO_LONG.format(limit=CANDIDATE_ID_LIMIT, length=len(candidate.id))}
+        )
     unstorable = compiling.unstorable_values(compiling.candidate_json(candidate))
     if unstorable:
         raise ValidationError({str(p.loc[0]): _located(p.loc[1:], p.msg) for p in unstorable})
@@ -243,6 +344,9 @@ def candidate_save(
         current.lock_version += 1
     current.candidate_id, current.data = candidate.id, stored
     current.save()
+    current.warnings = candidate_warnings(
+        selectors.known_values(decision_type=corpus.decision_type), stored
+    )
     corpus.save(update_fields=["updated_at"])
     audit_record(
         actor=actor,
@@ -293,6 +397,18 @@ def _clean_scenario_fields(
     if problems:
         raise ValidationError(problems)
     return fields
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """Ids the scenario names or expects that its corpus does not hold (a typo, or a
+    candidate renamed since): such an expectation can never be met."""
+    ids = set(scenario.corpus.candidates.values_list("candidate_id", flat=True))
+    return [
+        UNKNOWN_ID.format(field=field, value=value, corpus=scenario.corpus.name)
+        for field in ("named", "expected_admitted", "expected_rejected")
+        for value in getattr(scenario, field) or ()
+        if value not in ids
+    ]
 
 
 # The fields a scenario's form edits directly: its name and the request it compiles.

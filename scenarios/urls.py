@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from urllib.parse import quote, unquote
+
+from django.urls import path, register_converter
 
 from . import views
 
 app_name = "scenarios"
+
+
+class AnyStringConverter:
+    """Any string as one path segment, round-tripped exactly: ids are data.
+
+    Django decodes the path before matching, so an id's own "/" (`invoice/2026/0042`) would
+    split it; this converter percent-encodes the whole id first (reverse() then encodes the
+    "%" again), and a segment of dots is encoded too, which browsers would otherwise resolve
+    as "." or "..". Spaces, "?", "#", "%", new lines and any Unicode come back unchanged.
+    """
+
+    regex = "[^/]+"
+
+    def to_python(self, value: str) -> str:
+        return unquote(value)
+
+    def to_url(self, value: str) -> str:
+        encoded = quote(value, safe="")
+        return encoded.replace(".", "%2E") if set(encoded) == {"."} else encoded
+
+
+register_converter(AnyStringConverter, "anystring")
 
 corpus = "<str:key>/corpora/<int:pk>/"
 scenario = "<str:key>/scenarios/<int:pk>/"
@@ -21,7 +45,9 @@ urlpatterns = [
     path(corpus + "export.json", views.corpus_export, name="corpus_export"),
     path(corpus + "candidates/new/", views.candidate_edit, name="candidate_add"),
     path(
-        corpus + "candidates/<str:candidate_id>/edit/", views.candidate_edit, name="candidate_edit"
+        corpus + "candidates/<anystring:candidate_id>/edit/",
+        views.candidate_edit,
+        name="candidate_edit",
     ),
     path("<str:key>/scenarios/new/", views.scenario_edit, name="scenario_create"),
     path(scenario, views.scenario_detail, name="scenario_detail"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +18,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
 
@@ -30,6 +32,7 @@ from .models import Scenario
 # Messages tests assert on.
 IMPORTED = "Imported {count} candidates into '{name}'."
 CANDIDATE_SAVED = "Saved candidate '{id}'."
+WARNING = "Warning: {warning}"
 SCENARIO_SAVED = "Saved scenario '{name}'."
 EXPECTATIONS_TAKEN = "The expectations of '{name}' are now those of version {number}."
 EXPECTATIONS_MOVED = (
@@ -48,6 +51,8 @@ NO_LOCK = -1
 
 DEFAULT_TOP_K = 5
 
+UNSAFE_IN_FILENAME = re.compile(r'[\x00-\x1f\x7f-\x9f"\\/\s]+')
+
 
 def _template(request: HttpRequest, page: str, partial: str) -> str:
     return f"scenarios/{page}.html#{partial}" if request.htmx else f"scenarios/{page}.html"
@@ -65,6 +70,12 @@ def _form_errors(form: Any, error: ValidationError, fallback: str | None = None)
                 form.add_error(fallback, [f"{field}: {e}" if located else e for e in errors])
     else:
         form.add_error(None, error.messages)
+
+
+def _warn(request: HttpRequest, warnings: list[Any]) -> None:
+    """Saved, but with values the catalogue or the contract does not know: say where."""
+    for warning in warnings:
+        messages.warning(request, WARNING.format(warning=warning))
 
 
 def _require_edit(request: HttpRequest, decision_type: Any) -> None:
@@ -130,6 +141,7 @@ def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
                     description=form.cleaned_data["description"],
                     document=form.cleaned_data["document"],
                     replace=form.cleaned_data["replace"],
+                    strict=form.cleaned_data["strict"],
                 )
             except CorpusInvalid as exc:
                 problems = exc.problems
@@ -140,6 +152,7 @@ def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
                     request,
                     IMPORTED.format(count=corpus.candidates.count(), name=corpus.name),
                 )
+                _warn(request, corpus.warnings)
                 return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
         status = 422
     context = {"decision_type": decision_type, "form": form, "problems": problems}
@@ -152,6 +165,7 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
+        "directory_json": json.dumps(corpus.directory, indent=2, ensure_ascii=False),
         "candidates": corpus.candidates.order_by("position", "id"),
         "scenarios": corpus.scenarios.order_by("position", "name"),
         "can_edit": services.can_edit(request.user, corpus.decision_type),
@@ -163,9 +177,17 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def corpus_export(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
     response = JsonResponse(selectors.corpus_export(corpus=corpus), json_dumps_params={"indent": 2})
-    filename = f"{corpus.decision_type.key}-{corpus.name}.json".replace(" ", "-")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = content_disposition_header(
+        True, _download_name(f"{corpus.decision_type.key}-{corpus.name}.json")
+    )
     return response
+
+
+def _download_name(name: str) -> str:
+    """A file name any browser keeps: control characters, quotes, slashes and spaces become
+    "-" (a name stored before names were checked may hold a line break); Unicode stays and
+    travels as RFC 6266 `filename*`."""
+    return UNSAFE_IN_FILENAME.sub("-", name)
 
 
 @require_http_methods(["GET", "POST"])
@@ -174,6 +196,7 @@ def candidate_edit(
 ) -> HttpResponse:
     corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
+    known = selectors.known_values(decision_type=corpus.decision_type, corpus=corpus)
     existing = None
     if candidate_id is not None:
         existing = corpus.candidates.filter(candidate_id=candidate_id).first()
@@ -182,7 +205,7 @@ def candidate_edit(
     status = 200
     conflict = None
     if request.method == "POST":
-        form = forms.CandidateForm(request.POST)
+        form = forms.CandidateForm(request.POST, known=known)
         status = 422
         if candidate_id is not None and existing is None:
             # Renamed or removed while this form was open: keep what was typed on the page.
@@ -205,9 +228,10 @@ def candidate_edit(
                 _form_errors(form, exc, fallback="other")
             else:
                 messages.success(request, CANDIDATE_SAVED.format(id=saved.candidate_id))
+                _warn(request, saved.warnings)
                 return redirect("scenarios:corpus_detail", key=key, pk=corpus.pk)
     else:
-        form = forms.CandidateForm.for_candidate(existing)
+        form = forms.CandidateForm.for_candidate(existing, known=known)
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
@@ -274,6 +298,7 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
                 _form_errors(form, exc)
             else:
                 messages.success(request, SCENARIO_SAVED.format(name=scenario.name))
+                _warn(request, services.scenario_warnings(scenario))
                 return redirect("scenarios:scenario_detail", key=key, pk=scenario.pk)
     context = {
         "decision_type": decision_type,

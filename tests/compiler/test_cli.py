@@ -236,3 +236,26 @@ def test_compile_against_a_bundle_matches_compiling_the_whole_input(published):
         "errors": [{"loc": ["--public-key"], "msg": "compile --bundle needs --public-key to "
                     "verify the bundle"}],
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 50_000 + "]" * 50_000, "nested more than 64 levels deep at line 1 column 65"),
+        ('{"request": 1' + "0" * 5_000 + "}", "more than 100 digits at line 1 column 13"),
+        ('{"a": "[[[[",\n "b": ' + "[" * 70 + "]" * 70 + "}", "deep at line 2 column 70"),
+    ],
+)
+def test_documents_that_would_crash_the_parser_are_located_invalid_input(tmp_path, text, message):
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(text)
+    code, out, _ = run("compile", str(hostile), "--json")
+    assert code == 2
+    assert message in json.loads(out)["errors"][0]["msg"]
+
+
+def test_a_byte_that_is_not_utf8_is_located_by_line_and_column(tmp_path):
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{\n  "request": "caf\xe9"}')
+    code, _, err = run("compile", str(latin1))
+    assert code == 2 and "byte 19 cannot be decoded (line 2 column 18)" in err

@@ -22,7 +22,7 @@ def test_a_whole_compile_input_imports_as_a_corpus():
 @pytest.mark.parametrize(
     "document, located",
     [
-        ([], [(None, "(whole item)")]),
+        ([], [(None, "(document)")]),
         ({"candidates": {}}, [(None, "candidates")]),
         ({"candidates": [], "extra": 1}, [(None, "extra")]),
         ({"candidates": [], "directory": {"entities": 3}}, [(None, "directory.entities")]),

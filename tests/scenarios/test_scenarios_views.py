@@ -47,10 +47,12 @@ def test_import_lists_every_problem_and_saves_nothing(as_owner, atlas, atlas_doc
     assert response.status_code == 422
     page = response.content.decode()
     assert "2 problems; nothing was saved." in page
-    assert "candidates[2]" in page and "candidates[4]" in page and "valid_from" in page
+    assert escape("candidates[2] (id 'policy-P3')") in page and "valid_from" in page
+    assert escape("candidates[4] (id 'rm-note-N7')") in page
     assert not Corpus.objects.exists()
     response = as_owner.post(url("corpus_import", key=KEY), {"name": "x", "text": "{nope"})
-    assert response.status_code == 422 and "This is not JSON" in response.content.decode()
+    page = response.content.decode()
+    assert response.status_code == 422 and "This cannot be imported: not valid JSON" in page
 
 
 def test_import_partial_for_htmx(as_owner, atlas):

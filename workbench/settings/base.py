@@ -46,6 +46,10 @@ INSTALLED_APPS = [
     "workbench",
 ]
 
+# The largest corpus file the import page accepts (bytes); a larger upload is refused before
+# it is read. `import_fixtures` and `python -m compiler` read files without this cap.
+CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", 5 * 1024 * 1024))
+
 # Suite runs go to a database queue that `manage.py db_worker` (started by `make run`) drains.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # A running suite run commits its progress and a heartbeat this often (seconds); one whose

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +12,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contracts.models import DecisionType
 from scenarios import services
-from scenarios.compiling import NOT_JSON, CorpusInvalid
+from scenarios.compiling import CorpusInvalid, CorpusProblem, read_json
 
 
 class Command(BaseCommand):
     help = (
         "Import a fixture corpus (the compiler's {directory, candidates} JSON) into a decision "
-        "type. Every invalid item is listed with its index, field and message; nothing is "
+        "type. Every invalid item is listed with its index, id, field and message; nothing is "
         "saved if any item is invalid (exit 1)."
     )
 
@@ -28,6 +28,12 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="The corpus's name (default: the file's stem).")
         parser.add_argument("--replace", action="store_true", help="Replace a corpus's content.")
         parser.add_argument(
+            "--strict",
+            action="store_true",
+            help="Refuse classes and propositions the catalogue and contract do not know "
+            "(without it they are printed as warnings and the corpus is imported).",
+        )
+        parser.add_argument(
             "--user", help="Who imports (an owner of the type; default: its creator)."
         )
 
@@ -35,11 +41,13 @@ class Command(BaseCommand):
         decision_type = _decision_type(options["decision_type"])
         actor = _actor(options["user"], decision_type)
         path = options["file"]
-        raw = self.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
         try:
-            document = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CommandError(NOT_JSON.format(error=exc)) from None
+            document = read_json(_read_bytes(path))
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror or exc}") from None
+        except CorpusInvalid as exc:
+            self._report(exc.problems)
+            raise CommandError(f"{path} cannot be read as JSON; nothing was saved.") from None
         name = options["name"] or ("stdin" if path == "-" else Path(path).stem)
         try:
             corpus = services.corpus_import(
@@ -48,20 +56,32 @@ class Command(BaseCommand):
                 name=name,
                 document=document,
                 replace=options["replace"],
+                strict=options["strict"],
             )
         except CorpusInvalid as exc:
-            for problem in exc.problems:
-                index = "-" if problem.index is None else problem.index
-                self.stderr.write(f"item {index}, field {problem.field}: {problem.msg}")
+            self._report(exc.problems)
             raise CommandError(
                 f"{len(exc.problems)} problem(s) in {path}; nothing was saved."
             ) from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
+        self._report(corpus.warnings, prefix="warning: ")
         self.stdout.write(
             f"Imported {corpus.candidates.count()} candidates into corpus '{corpus.name}' "
             f"of {decision_type.key}."
         )
+
+    def _report(self, problems: list[CorpusProblem], prefix: str = "") -> None:
+        for problem in problems:
+            index = "-" if problem.index is None else problem.index
+            named = "" if problem.candidate_id is None else f" (id {problem.candidate_id!r})"
+            self.stderr.write(
+                f"{prefix}item {index}{named}, field {problem.field}: {problem.msg}"
+            )
+
+
+def _read_bytes(path: str) -> bytes:
+    return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
 
 
 def _decision_type(key: str) -> DecisionType:

@@ -1,0 +1,119 @@
+"""Reading untrusted JSON safely: the one parser the CLI, the workbench's upload form and its
+`import_fixtures` command share.
+
+`json.loads` alone accepts documents that later crash or poison their reader: arrays nested
+tens of thousands deep (a `RecursionError` in the parser or in any recursive walk after it),
+integer literals thousands of digits long (Python refuses to convert them with a bare
+`ValueError`), escapes that name half a UTF-16 surrogate pair (no character: it can be neither
+hashed as RFC 8785 JSON, nor printed as UTF-8, nor stored by PostgreSQL), and bytes that are
+not UTF-8. `parse_json` refuses each of them with `InvalidInput` and a location: a line and
+column for what is wrong in the text, the path inside the document for a lone surrogate.
+Pure: no files, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .errors import InvalidInput
+
+# A fixture or compile input is six or seven levels deep; 64 leaves room and keeps every
+# recursive walk of the document (pydantic, the workbench's checks) far from Python's limit.
+MAX_DEPTH = 64
+# RFC 8785 integers stop at 16 digits; a float's significant digits at 17. Anything longer is
+# no measurement, and converting it costs time quadratic in its length.
+MAX_NUMBER_DIGITS = 100
+
+TOO_LARGE = "the document is {size} bytes; at most {limit} bytes are accepted"
+NOT_UTF8 = "not UTF-8 text: byte {start} cannot be decoded (line {line} column {column})"
+NOT_JSON = "not valid JSON: {msg} at line {line} column {column}"
+TOO_DEEP = "nested more than {limit} levels deep at line {line} column {column}"
+TOO_LONG_NUMBER = "a number of more than {limit} digits at line {line} column {column}"
+LONE_SURROGATE = "a \\u escape names half a surrogate pair, not a character"
+
+# A string (skipped whole, so brackets and digits inside it do not count), a bracket, or a run
+# of digits too long to be a number anyone means.
+_TOKENS = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|[0-9]{' + str(MAX_NUMBER_DIGITS + 1) + ",}", re.DOTALL
+)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_json(data: bytes | str, *, max_bytes: int | None = None) -> Any:
+    """The JSON value of `data`, or `InvalidInput` saying where and what is wrong."""
+    if max_bytes is not None:
+        size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            raise _invalid(TOO_LARGE.format(size=size, limit=max_bytes))
+    text = _decode(data) if isinstance(data, bytes) else data
+    _check_shape(text)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _invalid(NOT_JSON.format(msg=exc.msg, line=exc.lineno, column=exc.colno)) from None
+    except (RecursionError, ValueError) as exc:  # what the shape check should have caught
+        raise _invalid(f"not valid JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(text):
+        lone = sorted(_lone_surrogates(value, []), key=_sort_key)
+        if lone:
+            raise InvalidInput([{"loc": loc, "msg": LONE_SURROGATE} for loc in lone])
+    return value
+
+
+def _invalid(msg: str) -> InvalidInput:
+    return InvalidInput([{"loc": [], "msg": msg}])
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, column = _position(data[: exc.start].decode("utf-8", "replace"), None)
+        raise _invalid(NOT_UTF8.format(start=exc.start, line=line, column=column)) from None
+
+
+def _position(text: str, offset: int | None) -> tuple[int, int]:
+    """1-based line and column of `offset` in `text` (its end when None)."""
+    offset = len(text) if offset is None else offset
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _check_shape(text: str) -> None:
+    """Refuse too deep nesting and absurd numbers before the parser sees them."""
+    depth = 0
+    for token in _TOKENS.finditer(text):
+        first = token.group()[0]
+        if first in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line, column = _position(text, token.start())
+                raise _invalid(TOO_DEEP.format(limit=MAX_DEPTH, line=line, column=column))
+        elif first in "]}":
+            depth -= 1
+        elif first != '"':
+            line, column = _position(text, token.start())
+            limit = MAX_NUMBER_DIGITS
+            raise _invalid(TOO_LONG_NUMBER.format(limit=limit, line=line, column=column))
+
+
+def _lone_surrogates(value: Any, loc: list[Any]) -> Iterator[list[Any]]:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            yield loc
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _lone_surrogates(key, loc)
+            yield from _lone_surrogates(item, [*loc, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _lone_surrogates(item, [*loc, index])
+
+
+def _sort_key(loc: list[Any]) -> list[tuple[bool, Any]]:
+    return [(isinstance(part, str), part) for part in loc]
