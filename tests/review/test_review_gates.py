@@ -247,3 +247,19 @@ def test_a_class_relabelled_after_approval_is_not_published_unreviewed(approved,
     bundle = review.version_publish(actor=owner, version=fresh(version))
     labels = {c["key"]: c["label"] for c in bundle.document["source_classes"]}
     assert labels[key] == "Relabelled after approval"
+
+
+def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
+    from django.db import IntegrityError
+
+    from workbench import review_views
+
+    def lose(**kwargs):
+        raise IntegrityError("duplicate key value violates unique constraint")
+
+    monkeypatch.setattr(review, "version_publish", lose)
+    response = signed_in(owner).post(
+        url(approved, "version_publish"), {"lock_version": approved.lock_version}
+    )
+    assert response.status_code == 409
+    assert escape(review_views.LOST_RACE) in response.content.decode()
