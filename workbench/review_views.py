@@ -219,7 +219,10 @@ def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
         decision_type.versions.select_related("created_by", "parent").order_by("-number")
     )
     bundles = {b.version_id: b for b in Bundle.objects.filter(decision_type=decision_type)}
-    rows = [{"version": v, "bundle": bundles.get(v.pk)} for v in versions]
+    rows = [
+        {"version": v, "bundle": bundles.get(v.pk), "status": review.shown_status(v)}
+        for v in versions
+    ]
     return render(
         request,
         "contracts/versions.html",

@@ -168,8 +168,13 @@ def test_an_approval_voided_by_a_scenario_change_no_longer_reads_approved(approv
     Scenario.objects.filter(pk=scenario.pk).update(expected_slots=slots)
     page = signed_in(owner).get(url(approved, "version_review")).content.decode()
     assert 'data-status="approved"' not in page
+    assert review.APPROVAL_OUT_OF_DATE in page
     assert "publish" not in buttons(page)
     assert "changed after it was approved" in page
+    versions = reverse("decision_type_versions", kwargs={"key": approved.decision_type.key})
+    listed = signed_in(owner).get(versions).content.decode()
+    assert 'data-status="approved"' not in listed
+    assert review.APPROVAL_OUT_OF_DATE in listed
 
 
 # --------------------------------------------------------------------------- one source of truth
