@@ -9,28 +9,14 @@ import re
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
+from test_review_views import buttons, signed_in, url  # the review pages' helpers
 
 from contracts import review, services
 from contracts.models import Bundle, ContractVersion, SourceClass
 
 pytestmark = pytest.mark.django_db
-
-
-def url(version, name):
-    return reverse(name, kwargs={"key": version.decision_type.key, "number": version.number})
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def buttons(page: str) -> set[str]:
-    return set(re.findall(r'action="/types/[^"]+/v\d+/([a-z-]+)/"', page))
 
 
 def fresh(version):
