@@ -46,12 +46,11 @@ from compiler.bundle import (
 )
 from compiler.canonical import sha256_hex
 
-from . import lint, roles, signing
+from . import lint, roles, selectors, signing
 from .documents import (
     ContractInvalid,
     compiled_contract,
     compiler_json,
-    contract_document,
     document_sha256,
 )
 from .impact import ImpactReport, impact_report
@@ -270,8 +269,7 @@ def review_warnings(version: ContractVersion) -> list[str]:
 
 
 def _lint(version: ContractVersion) -> list[lint.Finding]:
-    catalogue = {c.key: c for c in SourceClass.objects.all()}
-    return lint.lint_document(contract_document(version), catalogue)
+    return selectors.version_lint(version=version)
 
 
 # --------------------------------------------------------------------------- actions
