@@ -56,6 +56,12 @@ def _propositions(document: dict[str, Any]) -> list[dict[str, Any]]:
     return list(document.get("propositions") or [])
 
 
+@rule("no_propositions", Severity.ERROR, "No proposition")
+def _no_propositions(document, classes):
+    if not _propositions(document):
+        yield None, "The contract has no proposition, so a decision can rest on nothing."
+
+
 @rule("no_accepted_class", Severity.ERROR, "Proposition with no accepted class")
 def _no_accepted_class(document, classes):
     for proposition in _propositions(document):
@@ -120,6 +126,14 @@ def _class_not_carriable(document, classes):
 
 def lint_document(document: dict[str, Any], classes: Mapping[str, SourceClass]) -> list[Finding]:
     return list(_findings(document, classes))
+
+
+def errors(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == Severity.ERROR]
+
+
+def warnings(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == Severity.WARNING]
 
 
 def _findings(document: dict[str, Any], classes: Mapping[str, SourceClass]) -> Iterator[Finding]:

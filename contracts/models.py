@@ -635,7 +635,8 @@ class Approval(models.Model):
     `version_lock` and `contract_sha256` name the version's content when it was approved;
     `report` is the impact report as shown and `report_sha256` its RFC 8785 hash. Editing the
     version voids the approval (`voided_at`); publishing accepts only approvals whose
-    `version_lock` and `contract_sha256` are still the version's.
+    `version_lock` and `contract_sha256` are still the version's, whose report is the report
+    now and whose `catalogue_sha256` is the hash of the catalogue entries the bundle carries.
     """
 
     review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="approvals")
@@ -647,6 +648,8 @@ class Approval(models.Model):
     version_lock = models.PositiveIntegerField()
     contract_sha256 = models.CharField(max_length=64)
     report_sha256 = models.CharField(max_length=64)
+    # The source-class entries the bundle would carry, as approved (see `review.catalogue_sha256`).
+    catalogue_sha256 = models.CharField(max_length=64, blank=True)
     report = models.JSONField()
     comment = models.TextField(blank=True)
     voided_at = models.DateTimeField(null=True, blank=True)

@@ -6,10 +6,13 @@
       ▲                  │
       └── edit ── changes requested ◀── request changes (from in review or approved)
 
-Each transition is one function here: it locks what it is about to change
-(`select_for_update`, the decision type first when publishing), checks permission and state,
-changes the state and writes one audit event, all in one transaction. Views, management
-commands, the demo and the tests call these same functions.
+Each transition is one function here: it locks what it is about to change, always in the
+same order (the decision type's row, then the version's, each `of=("self",)` so no joined
+row is locked by accident), checks permission and state, changes the state and writes one
+audit event, all in one transaction. Views, management commands, the demo and the tests call
+these same functions. What a person may do with a version now is decided in one place,
+`available_actions`: the transitions refuse exactly what it refuses, and the pages show
+exactly the buttons it allows.
 
 They live in their own module rather than in `contracts.services` because they depend on
 the scenarios app (the impact report compiles the type's scenarios; the bundle carries
@@ -24,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -41,9 +45,15 @@ from compiler.bundle import (
     sign_bundle,
     verify_bundle,
 )
+from compiler.canonical import sha256_hex
 
-from . import roles, signing
-from .documents import ContractInvalid, compiled_contract, compiler_json, document_sha256
+from . import lint, roles, selectors, signing
+from .documents import (
+    ContractInvalid,
+    compiled_contract,
+    compiler_json,
+    document_sha256,
+)
 from .impact import ImpactReport, impact_report
 from .models import (
     EDIT_ACTIONS,
@@ -117,14 +127,29 @@ APPROVER_IS_EDITOR = (
     "{username} approved version {number} but has since edited it, so their approval does not "
     "count: return it to draft and submit it again for someone else to approve."
 )
+LINT_ERRORS = "Version {number} cannot be {verb} while its lint reports errors: {errors}"
+CATALOGUE_CHANGED_SINCE_APPROVAL = (
+    "The source-class catalogue changed after version {number} was approved (a label, "
+    "description, authority tier or weakness of a class it accepts), and the bundle would "
+    "carry what no reviewer saw. Return it to draft and submit it again."
+)
+NO_SCENARIO = (
+    "No scenario exercises this contract: the impact report compiles nothing, so nobody has "
+    "seen what it admits or refuses."
+)
+APPROVAL_OUT_OF_DATE = "Approval out of date"
 
 
 # --------------------------------------------------------------------------- helpers
 
 
 def _lock(version: ContractVersion) -> ContractVersion:
+    """Lock the decision type's row, then the version's: every transition (and
+    `version_start_draft`) takes them in this order, so none can wait on another in a cycle.
+    `of=("self",)` keeps the joined rows (the type, the author) unlocked."""
+    DecisionType.objects.select_for_update(of=("self",)).get(pk=version.decision_type_id)
     return (
-        ContractVersion.objects.select_for_update()
+        ContractVersion.objects.select_for_update(of=("self",))
         .select_related("decision_type", "created_by")
         .get(pk=version.pk)
     )
@@ -172,16 +197,8 @@ def authors(version: ContractVersion) -> set[int]:
 
 
 def may_approve(user: Actor, version: ContractVersion) -> bool:
-    """The button's rule; `version_approve` applies the same checks and more."""
-    return (
-        user.is_authenticated
-        and user.has_perm(f"contracts.{roles.REVIEW}", version.decision_type)
-        and version.status in (Status.IN_REVIEW, Status.APPROVED)
-        and user.pk not in authors(version)
-        and not Approval.objects.standing()
-        .filter(version=version, reviewer=user, review__closed_at__isnull=True)
-        .exists()
-    )
+    """The approve button's rule (see `available_actions`)."""
+    return available_actions(user, version)[APPROVE].allowed
 
 
 def standing_approvals(version: ContractVersion) -> list[Approval]:
@@ -198,6 +215,267 @@ def standing_approvals(version: ContractVersion) -> list[Approval]:
     )
 
 
+def bundle_source_classes(contract: dict[str, Any]) -> list[dict[str, Any]]:
+    """The catalogue entries a bundle of `contract` carries: the classes it accepts."""
+    accepted = sorted({c for p in contract["propositions"] for c in p["accepted_classes"]})
+    return [
+        {
+            "key": c.key,
+            "label": c.label,
+            "description": c.description,
+            "authority_tier": c.authority_tier,
+            "weak": c.weak,
+        }
+        for c in SourceClass.objects.filter(key__in=accepted).order_by("key")
+    ]
+
+
+def catalogue_sha256(version: ContractVersion) -> str:
+    """The hash an approval records over the catalogue entries the bundle would carry, so
+    relabelling a class after approval cannot reach a signed bundle unreviewed."""
+    contract = compiled_contract(version).model_dump(mode="json")
+    return sha256_hex(bundle_source_classes(contract))
+
+
+def counting_approvals(version: ContractVersion) -> tuple[list[Approval], str]:
+    """The approvals a publish would count now, or (none and) why none counts: only approvals
+    of the current content, by a non-author, of the report as it is now (it is memoised, so
+    recomputing it costs little) and of the catalogue entries as they are now."""
+    approvals = standing_approvals(version)
+    author_ids = authors(version)
+    approvals = [a for a in approvals if a.reviewer_id not in author_ids]
+    if not approvals:
+        return [], NO_STANDING_APPROVAL.format(number=version.number)
+    # The approvers sign the scenarios and expectations the bundle carries.
+    report_sha256 = report_for(version).sha256
+    approvals = [a for a in approvals if a.report_sha256 == report_sha256]
+    if not approvals:
+        return [], REPORT_CHANGED_SINCE_APPROVAL.format(number=version.number)
+    catalogue = catalogue_sha256(version)
+    approvals = [a for a in approvals if a.catalogue_sha256 == catalogue]
+    if not approvals:
+        return [], CATALOGUE_CHANGED_SINCE_APPROVAL.format(number=version.number)
+    return approvals, ""
+
+
+def shown_status(version: ContractVersion) -> tuple[str, str]:
+    """The status to show: the one Publish would act on. An approved version none of whose
+    approvals counts any more (a scenario or the catalogue moved on) is not shown approved."""
+    if version.status == Status.APPROVED and counting_approvals(version)[1]:
+        return Status.IN_REVIEW.value, APPROVAL_OUT_OF_DATE
+    return version.status, version.get_status_display()
+
+
+def review_warnings(version: ContractVersion) -> list[str]:
+    """What a reviewer should know before deciding but that does not block: lint warnings,
+    and a contract no scenario exercises."""
+    from scenarios.models import Scenario
+
+    found = [f.message for f in lint.warnings(_lint(version))]
+    if not Scenario.objects.filter(decision_type_id=version.decision_type_id).exists():
+        found.append(NO_SCENARIO)
+    return found
+
+
+def _lint(version: ContractVersion) -> list[lint.Finding]:
+    return selectors.version_lint(version=version)
+
+
+# --------------------------------------------------------------------------- actions
+
+SUBMIT, WITHDRAW, APPROVE, REQUEST_CHANGES, PUBLISH, RETIRE = (
+    "submit",
+    "withdraw",
+    "approve",
+    "request_changes",
+    "publish",
+    "retire",
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One transition as this person may (or may not) take it on this version now.
+
+    `reason` says why it is refused ("" when allowed). `forbidden` refusals are about the
+    person (no role, or their own version): the button is not shown and the action answers
+    403. `applies` is False when the version's state rules the action out (the button is not
+    shown); an action that applies but is refused is shown with its reason."""
+
+    name: str
+    label: str
+    reason: str = ""
+    forbidden: bool = False
+    applies: bool = True
+
+    @property
+    def allowed(self) -> bool:
+        return not self.reason
+
+    @property
+    def blocked(self) -> bool:
+        """Shown to the person as refused, with the reason."""
+        return bool(self.reason) and self.applies and not self.forbidden
+
+    def refusal(self) -> Exception:
+        if self.forbidden:
+            return PermissionDenied(self.reason)
+        return ValidationError(self.reason)
+
+
+class _Facts:
+    """What the checks read, each computed at most once."""
+
+    def __init__(self, user: Actor, version: ContractVersion) -> None:
+        self.user, self.version = user, version
+        self.number, self.status = version.number, version.status
+
+    def has(self, perm: str) -> bool:
+        return self.user.is_authenticated and self.user.has_perm(
+            f"contracts.{perm}", self.version.decision_type
+        )
+
+    @cached_property
+    def state(self) -> str:
+        return _status(self.version)
+
+    @cached_property
+    def lint_errors(self) -> str:
+        return " ".join(f.message for f in lint.errors(_lint(self.version)))
+
+    def lint(self, verb: str) -> str:
+        if not self.lint_errors:
+            return ""
+        return LINT_ERRORS.format(number=self.number, verb=verb, errors=self.lint_errors)
+
+    @cached_property
+    def counting(self) -> tuple[list[Approval], str]:
+        return counting_approvals(self.version)
+
+    def missing_key(self, *people: Any) -> str:
+        for person in people:
+            if signing.active_key(person) is None:
+                return NO_SIGNING_KEY.format(username=person.get_username())
+        return ""
+
+
+# Each check answers (reason, forbidden, applies) for the first rule that refuses, else None.
+Refusal = tuple[str, bool, bool] | None
+REVIEWABLE = (Status.IN_REVIEW, Status.APPROVED)
+
+
+def _forbidden(reason: str = NOT_ALLOWED) -> Refusal:
+    return reason, True, True
+
+
+def _not_now(reason: str) -> Refusal:
+    return reason, False, False
+
+
+def _blocked(reason: str) -> Refusal:
+    return (reason, False, True) if reason else None
+
+
+def _check_submit(f: _Facts) -> Refusal:
+    if not f.has(roles.EDIT):
+        return _forbidden()
+    if not f.version.is_editable:
+        return _not_now(CANNOT_SUBMIT.format(number=f.number, status=f.state))
+    try:
+        compiled_contract(f.version)
+    except ContractInvalid as exc:
+        return _blocked(INVALID_CONTRACT.format(number=f.number, problems=str(exc)))
+    return _blocked(f.lint("submitted"))
+
+
+def _check_withdraw(f: _Facts) -> Refusal:
+    if not f.has(roles.EDIT):
+        return _forbidden()
+    if f.status not in REVIEWABLE:
+        return _not_now(CANNOT_WITHDRAW.format(number=f.number, status=f.state))
+    return None
+
+
+def _check_approve(f: _Facts) -> Refusal:
+    if not f.has(roles.REVIEW):
+        return _forbidden()
+    if f.status not in REVIEWABLE:
+        return _not_now(NOT_IN_REVIEW.format(number=f.number, status=f.state, verb="approved"))
+    if f.user.pk in authors(f.version):
+        return _forbidden(OWN_VERSION.format(number=f.number))
+    already = Approval.objects.filter(
+        version=f.version, reviewer=f.user, review__closed_at__isnull=True, voided_at__isnull=True
+    )
+    if already.exists():
+        return _not_now(ALREADY_APPROVED.format(number=f.number))
+    return _blocked(f.missing_key(f.user) or f.lint("approved"))
+
+
+def _check_request_changes(f: _Facts) -> Refusal:
+    if not f.has(roles.REVIEW):
+        return _forbidden()
+    if f.status not in REVIEWABLE:
+        return _not_now(NOT_IN_REVIEW.format(number=f.number, status=f.state, verb="sent back"))
+    return None
+
+
+def _check_publish(f: _Facts) -> Refusal:
+    if not f.has(roles.EDIT):
+        return _forbidden()
+    if f.status != Status.APPROVED:
+        return _not_now(NOT_APPROVED.format(number=f.number, status=f.state))
+    approvals, reason = f.counting
+    return _blocked(
+        f.lint("published")
+        or reason
+        or f.missing_key(f.user, *(a.reviewer for a in approvals))
+    )
+
+
+def _check_retire(f: _Facts) -> Refusal:
+    if not f.has(roles.EDIT):
+        return _forbidden()
+    if f.status not in (Status.PUBLISHED, *ContractVersion.OPEN_STATUSES):
+        return _not_now(CANNOT_RETIRE.format(number=f.number, status=f.state))
+    return None
+
+
+ACTIONS: dict[str, tuple[str, Any]] = {
+    SUBMIT: ("Submit for review", _check_submit),
+    APPROVE: ("Approve", _check_approve),
+    REQUEST_CHANGES: ("Request changes", _check_request_changes),
+    PUBLISH: ("Publish", _check_publish),
+    WITHDRAW: ("Return to draft to edit", _check_withdraw),
+    RETIRE: ("Retire", _check_retire),
+}
+
+
+def _action(facts: _Facts, name: str) -> Action:
+    label, check = ACTIONS[name]
+    refusal = check(facts)
+    if refusal is None:
+        return Action(name=name, label=label)
+    reason, forbidden, applies = refusal
+    return Action(name=name, label=label, reason=reason, forbidden=forbidden, applies=applies)
+
+
+def available_actions(user: Actor, version: ContractVersion) -> dict[str, Action]:
+    """Every transition of `version` as `user` may take it now, by name, in button order.
+    The one rule the buttons and the transitions share (Wagtail's `get_actions` shape)."""
+    facts = _Facts(user, version)
+    return {name: _action(facts, name) for name in ACTIONS}
+
+
+def _require_action(actor: Actor, version: ContractVersion, name: str) -> _Facts:
+    """Refuse, with its reason, an action `available_actions` would not offer; the caller
+    holds the locks, so the answer holds until it commits."""
+    facts = _Facts(actor, version)
+    action = _action(facts, name)
+    if not action.allowed:
+        raise action.refusal()
+    return facts
+
+
 # --------------------------------------------------------------------------- transitions
 
 
@@ -208,16 +486,9 @@ def version_submit(
     """The owner sends a draft for review: its contract is validated and frozen."""
     locked = _lock(version)
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
-    if not locked.is_editable:
-        raise ValidationError(CANNOT_SUBMIT.format(number=locked.number, status=_status(locked)))
-    if locked.lock_version != expected_lock_version:
-        raise EditConflict(STALE_EDIT)
-    try:
-        contract = compiled_contract(locked)
-    except ContractInvalid as exc:
-        raise ValidationError(
-            INVALID_CONTRACT.format(number=locked.number, problems=str(exc))
-        ) from None
+    _check_lock(locked, expected_lock_version)
+    _require_action(actor, locked, SUBMIT)
+    contract = compiled_contract(locked)
     before = locked.status
     locked.snapshot = compiler_json(contract)
     locked.sha256 = document_sha256(locked.snapshot)
@@ -250,8 +521,7 @@ def version_withdraw(
     locked = _lock(version)
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
     _check_lock(locked, expected_lock_version)
-    if locked.status not in (Status.IN_REVIEW, Status.APPROVED, Status.CHANGES_REQUESTED):
-        raise ValidationError(CANNOT_WITHDRAW.format(number=locked.number, status=_status(locked)))
+    _require_action(actor, locked, WITHDRAW)
     return _return_to_draft(actor=actor, version=locked, reason="withdrawn by its owner")
 
 
@@ -263,21 +533,12 @@ def version_approve(
     they were shown (`report_sha256`); the report is recomputed and must still match."""
     locked = _lock(version)
     _require(actor, f"contracts.{roles.REVIEW}", locked.decision_type)
-    if locked.status not in (Status.IN_REVIEW, Status.APPROVED):
-        raise ValidationError(
-            NOT_IN_REVIEW.format(number=locked.number, status=_status(locked), verb="approved")
-        )
-    if actor.pk in authors(locked):
-        raise PermissionDenied(OWN_VERSION.format(number=locked.number))
+    _require_action(actor, locked, APPROVE)
     review = _active_review(locked)
     if review is None:  # pragma: no cover - the status says there is one
         raise ValidationError(
             NOT_IN_REVIEW.format(number=locked.number, status=_status(locked), verb="approved")
         )
-    if review.approvals.filter(reviewer=actor, voided_at__isnull=True).exists():
-        raise ValidationError(ALREADY_APPROVED.format(number=locked.number))
-    if signing.active_key(actor) is None:
-        raise ValidationError(NO_SIGNING_KEY.format(username=actor.get_username()))
     report = impact_report(locked)
     if report.sha256 != report_sha256:
         raise ValidationError(REPORT_CHANGED)
@@ -288,6 +549,7 @@ def version_approve(
         version_lock=locked.lock_version,
         contract_sha256=locked.sha256,
         report_sha256=report.sha256,
+        catalogue_sha256=catalogue_sha256(locked),
         report=report.document,
         comment=comment,
     )
@@ -317,10 +579,7 @@ def version_request_changes(
     """A reviewer sends the version back to its owner, saying why; approvals lapse."""
     locked = _lock(version)
     _require(actor, f"contracts.{roles.REVIEW}", locked.decision_type)
-    if locked.status not in (Status.IN_REVIEW, Status.APPROVED):
-        raise ValidationError(
-            NOT_IN_REVIEW.format(number=locked.number, status=_status(locked), verb="sent back")
-        )
+    _require_action(actor, locked, REQUEST_CHANGES)
     comment = (comment or "").strip()
     if not comment:
         raise ValidationError({"comment": COMMENT_REQUIRED})
@@ -358,25 +617,16 @@ def version_publish(
     """The owner publishes an approved version: the previous published version is
     superseded and the signed bundle (publisher + every standing approver) is stored.
 
-    The decision type's row is locked first, so publishes of one type run one after the
+    `_lock` takes the decision type's row first, so publishes of one type run one after the
     other; the bundle chain's constraints (one first bundle per type, one child per bundle)
-    would refuse a fork even without the lock."""
-    decision_type = DecisionType.objects.select_for_update().get(pk=version.decision_type_id)
+    would refuse a fork even without the lock. Lint errors and approvals that no longer
+    count (`counting_approvals`) refuse it."""
     locked = _lock(version)
+    decision_type = locked.decision_type
     _require(actor, f"contracts.{roles.EDIT}", decision_type)
     _check_lock(locked, expected_lock_version)
-    if locked.status != Status.APPROVED:
-        raise ValidationError(NOT_APPROVED.format(number=locked.number, status=_status(locked)))
-    approvals = standing_approvals(locked)
-    _refuse_own_approvals(locked, actor, approvals)
-    if not approvals:
-        raise ValidationError(NO_STANDING_APPROVAL.format(number=locked.number))
-    # The approvers sign the scenarios and expectations the bundle carries: only approvals of
-    # the report as it is now count (it is memoised, so recomputing it costs little).
-    report_sha256 = report_for(locked).sha256
-    approvals = [a for a in approvals if a.report_sha256 == report_sha256]
-    if not approvals:
-        raise ValidationError(REPORT_CHANGED_SINCE_APPROVAL.format(number=locked.number))
+    _refuse_own_approvals(locked, actor, standing_approvals(locked))
+    approvals, _ = _require_action(actor, locked, PUBLISH).counting
     publisher_key = signing.active_key(actor)
     if publisher_key is None:
         raise ValidationError(NO_SIGNING_KEY.format(username=actor.get_username()))
@@ -389,7 +639,11 @@ def version_publish(
             raise ValidationError(NO_SIGNING_KEY.format(username=approval.reviewer.get_username()))
         signers.append((approval.reviewer.get_username(), "approver", signing.private_key(key)))
 
-    previous = decision_type.versions.select_for_update().filter(status=Status.PUBLISHED).first()
+    previous = (
+        decision_type.versions.select_for_update(of=("self",))
+        .filter(status=Status.PUBLISHED)
+        .first()
+    )
     parent = Bundle.objects.filter(version=previous).first() if previous else None
     moment = _moment(published_at)
     body = bundle_body(
@@ -470,12 +724,10 @@ def version_retire(
 ) -> ContractVersion:
     """Withdraw a published version from use (no published version remains), or abandon
     a version on its way to publication so another draft can start."""
-    DecisionType.objects.select_for_update().get(pk=version.decision_type_id)
     locked = _lock(version)
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
     _check_lock(locked, expected_lock_version)
-    if locked.status not in (Status.PUBLISHED, *ContractVersion.OPEN_STATUSES):
-        raise ValidationError(CANNOT_RETIRE.format(number=locked.number, status=_status(locked)))
+    _require_action(actor, locked, RETIRE)
     before = locked.status
     voided = 0
     if before != Status.PUBLISHED:
@@ -515,17 +767,7 @@ def bundle_body(
     from scenarios.models import CorpusCandidate, Scenario
 
     contract = compiled_contract(version).model_dump(mode="json")
-    accepted = sorted({c for p in contract["propositions"] for c in p["accepted_classes"]})
-    source_classes = [
-        {
-            "key": c.key,
-            "label": c.label,
-            "description": c.description,
-            "authority_tier": c.authority_tier,
-            "weak": c.weak,
-        }
-        for c in SourceClass.objects.filter(key__in=accepted).order_by("key")
-    ]
+    source_classes = bundle_source_classes(contract)
     propositions = {p["key"] for p in contract["propositions"]}
     scenarios = list(
         Scenario.objects.filter(decision_type=version.decision_type)
@@ -726,8 +968,10 @@ def report_for(version: ContractVersion) -> ImpactReport:
 
 
 __all__ = [
+    "Action",
     "BundleInvalid",
     "Imported",
+    "available_actions",
     "authors",
     "bundle_body",
     "bundle_bytes",

@@ -26,6 +26,8 @@ from .documents import (
 )
 from .lint import Finding, lint_document
 from .models import (
+    EDIT_ACTIONS,
+    Approval,
     AuditEvent,
     ContractVersion,
     DecisionType,
@@ -135,6 +137,32 @@ def dashboard_rows(*, user: User) -> list[DashboardRow]:
             )
         )
     return rows
+
+
+def waiting_for_review(*, user: User) -> list[ContractVersion]:
+    """Versions in review (or approved, still open to more approvals) on types the user
+    reviews, that they neither drafted nor edited and have not approved yet: their to-do list.
+    Three queries, however many types."""
+    if not user.is_authenticated:
+        return []
+    reviewed = get_objects_for_user(
+        user, f"contracts.{roles.REVIEW}", klass=DecisionType, accept_global_perms=False
+    )
+    edited = AuditEvent.objects.filter(actor=user, action__in=EDIT_ACTIONS, version__isnull=False)
+    approved = Approval.objects.filter(
+        reviewer=user, voided_at__isnull=True, review__closed_at__isnull=True
+    )
+    return list(
+        ContractVersion.objects.filter(
+            decision_type__in=reviewed,
+            status__in=(ContractVersion.Status.IN_REVIEW, ContractVersion.Status.APPROVED),
+        )
+        .exclude(created_by=user)
+        .exclude(pk__in=edited.values("version_id"))
+        .exclude(pk__in=approved.values("version_id"))
+        .select_related("decision_type", "created_by")
+        .order_by("updated_at", "pk")
+    )
 
 
 def source_classes() -> QuerySet[SourceClass]:

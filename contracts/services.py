@@ -135,7 +135,7 @@ def _lock_draft(
     closed, its approvals voided, one audit event); a published, superseded or retired
     version is refused."""
     locked = (
-        ContractVersion.objects.select_for_update()
+        ContractVersion.objects.select_for_update(of=("self",))
         .select_related("decision_type")
         .get(pk=version.pk)
     )

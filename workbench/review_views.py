@@ -15,6 +15,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import DatabaseError, IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,7 +24,7 @@ from django_htmx.http import trigger_client_event
 
 from contracts import review, roles, selectors, services, signing
 from contracts.documents import ContractInvalid, contract_document
-from contracts.impact import contract_changes
+from contracts.impact import ImpactReport, contract_changes
 from contracts.models import Approval, Bundle, ContractVersion, Review
 
 REVIEW_TEMPLATE = "contracts/review.html"
@@ -39,6 +40,19 @@ WITHDRAWN = "Version {number} is a draft again; its approvals were voided."
 KEY_CREATED = "Your signing key is {key_id}."
 DRAFT_STARTED = "Started version {number} as a draft, copied from version {parent}."
 BAD_DIFF = "Choose two versions of this decision type to compare."
+LOST_RACE = (
+    "Someone else acted on this version at the same moment, so nothing was done. "
+    "Here is where it stands now; decide again."
+)
+
+
+def _lost_race(error: DatabaseError) -> bool:
+    """A constraint another transaction got to first, or PostgreSQL breaking a deadlock or a
+    serialization failure: the person lost a race (409), the server did not fail (500)."""
+    if isinstance(error, IntegrityError):
+        return True
+    sqlstate = getattr(error.__cause__, "sqlstate", None)
+    return sqlstate in ("40001", "40P01")
 
 
 class LockForm(forms.Form):
@@ -83,36 +97,62 @@ def _review_context(
 ) -> dict[str, Any]:
     user = request.user
     decision_type = version.decision_type
-    can_edit = selectors.can_edit(user=user, decision_type=decision_type)
     can_review = selectors.can_review(user=user, decision_type=decision_type)
-    status = version.status
-    Status = ContractVersion.Status
     active = Review.objects.filter(version=version, closed_at__isnull=True).first()
     bundle = Bundle.objects.filter(version=version).select_related("publisher").first()
     approvals = list(
         Approval.objects.filter(version=version).select_related("reviewer").order_by("created_at")
     )
     author_ids = review.authors(version)
+    actions = review.available_actions(user, version)
+    status, status_label = review.shown_status(version)
+    counting: list[Approval] = []
+    not_counting = ""
+    if version.status == ContractVersion.Status.APPROVED:
+        counting, not_counting = review.counting_approvals(version)
+    counting_ids = {a.pk for a in counting}
     return {
         "decision_type": decision_type,
         "version": version,
+        "shown_status": status,
+        "shown_status_label": status_label,
         "active_review": active,
         "reviews": version.reviews.select_related("submitted_by", "closed_by"),
-        "approvals": approvals,
-        "standing": review.standing_approvals(version),
+        "approvals": [
+            {
+                "approval": a,
+                "counts": a.pk in counting_ids,
+                "not_counting": not_counting if a.voided_at is None and a.pk not in counting_ids
+                else "",
+            }
+            for a in approvals
+        ],
+        "counting": counting,
         "bundle": bundle,
         "signatures": _signatures(bundle),
         "is_author": user.pk in author_ids,
-        "can_submit": can_edit and version.is_editable,
-        "can_withdraw": can_edit and status in (Status.IN_REVIEW, Status.APPROVED),
-        "can_approve": review.may_approve(user, version),
-        "can_request_changes": can_review and status in (Status.IN_REVIEW, Status.APPROVED),
-        "can_publish": can_edit and status == Status.APPROVED,
-        "can_retire": can_edit and status in (Status.PUBLISHED, *ContractVersion.OPEN_STATUSES),
+        "actions": actions,
+        "blocked": [a for a in actions.values() if a.blocked],
+        "warnings": _warnings(version),
+        "report": _report_or_none(version) if actions[review.APPROVE].allowed else None,
         "reviewer_needs_key": can_review and signing.active_key(user) is None,
         "errors": errors or [],
         "changes_form": changes_form or RequestChangesForm(),
     }
+
+
+def _warnings(version: ContractVersion) -> list[str]:
+    """Shown to everyone reading a version on its way to publication (not once published)."""
+    if version.status in ContractVersion.OPEN_STATUSES:
+        return review.review_warnings(version)
+    return []
+
+
+def _report_or_none(version: ContractVersion) -> ImpactReport | None:
+    try:
+        return review.report_for(version)
+    except ContractInvalid:
+        return None
 
 
 def _render_review(
@@ -155,6 +195,10 @@ def _transition(
         result = act(version, data)
     except services.EditConflict as conflict:
         return _render_review(request, version, status=409, errors=[conflict.message])
+    except DatabaseError as error:
+        if not _lost_race(error):
+            raise
+        return _render_review(request, version, status=409, errors=[LOST_RACE])
     except ValidationError as error:
         return _render_review(request, version, status=422, errors=error.messages)
     messages.success(request, done(version, result))
@@ -175,7 +219,10 @@ def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
         decision_type.versions.select_related("created_by", "parent").order_by("-number")
     )
     bundles = {b.version_id: b for b in Bundle.objects.filter(decision_type=decision_type)}
-    rows = [{"version": v, "bundle": bundles.get(v.pk)} for v in versions]
+    rows = [
+        {"version": v, "bundle": bundles.get(v.pk), "status": review.shown_status(v)}
+        for v in versions
+    ]
     return render(
         request,
         "contracts/versions.html",
@@ -287,6 +334,10 @@ def version_start_draft(request: HttpRequest, key: str) -> HttpResponse:
         raise PermissionDenied(services.NOT_ALLOWED)
     try:
         version = services.version_start_draft(actor=request.user, decision_type=decision_type)
+    except DatabaseError as error:
+        if not _lost_race(error):
+            raise
+        return HttpResponse(LOST_RACE, status=409, content_type="text/plain; charset=utf-8")
     except ValidationError as error:
         for message in error.messages:
             messages.error(request, message)

@@ -281,6 +281,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "workbench/dashboard.html",
         {
             "rows": selectors.dashboard_rows(user=request.user),
+            "waiting": selectors.waiting_for_review(user=request.user),
             "can_create": request.user.has_perm("contracts.add_decisiontype"),
         },
     )

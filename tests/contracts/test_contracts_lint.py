@@ -64,6 +64,7 @@ def test_lint_rules(document, expected):
 
 def test_every_rule_has_a_title_and_a_severity():
     assert set(RULES) == {
+        "no_propositions",
         "no_accepted_class",
         "weak_class_accepted",
         "duplicate_key",

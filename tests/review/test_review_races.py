@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from django.db import connection, connections
 
-from contracts import review, services
+from contracts import review, roles, services, signing
 from contracts.models import Bundle, ContractVersion
 
 pytestmark = [
@@ -26,11 +26,17 @@ THREADS = 6
 
 def race(work) -> Counter:
     """Run `work()` in THREADS threads released together; count what each one ended with."""
-    barrier = threading.Barrier(THREADS)
-    outcomes: list[str] = []
+    return Counter(outcome for _, outcome in race_mix([("work", work)] * THREADS))
+
+
+def race_mix(works) -> list[tuple[str, str]]:
+    """Run each `(label, work)` in its own thread, all released together; say what each
+    one ended with (`ok:<result>` or the exception's class name)."""
+    barrier = threading.Barrier(len(works))
+    outcomes: list[tuple[str, str]] = []
     lock = threading.Lock()
 
-    def run() -> None:
+    def run(label, work) -> None:
         try:
             barrier.wait()
             result = work()
@@ -40,14 +46,14 @@ def race(work) -> Counter:
         finally:
             connections.close_all()
         with lock:
-            outcomes.append(outcome)
+            outcomes.append((label, outcome))
 
-    threads = [threading.Thread(target=run) for _ in range(THREADS)]
+    threads = [threading.Thread(target=run, args=work) for work in works]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return Counter(outcomes)
+    return outcomes
 
 
 def approved_version(draft, owner, reviewer):
@@ -94,3 +100,62 @@ def test_racing_drafts_and_publishes_keep_numbers_sequential_and_the_chain_linea
         bundle = Bundle.objects.filter(parent=bundle).first()
     assert chain == [1, 2, 3]
     assert ContractVersion.objects.filter(decision_type=decision_type).count() == 3
+
+
+def test_publishing_starting_a_draft_and_approving_at_once_never_deadlocks(
+    draft, owner, reviewer, make_user, keys
+):
+    """Issue 8: with version N approved, three owners publishing, one starting a new draft
+    and four reviewers approving at the same moment used to deadlock (`deadlock detected`,
+    answered 500), sometimes with nothing published. Every outcome must now be a success or
+    a refusal a person can act on."""
+    decision_type = draft.decision_type
+    owners = [owner]
+    reviewers = [reviewer]
+    for name, role, people in (
+        ("oona", roles.Role.OWNER, owners),
+        ("omar", roles.Role.OWNER, owners),
+        ("ruth", roles.Role.REVIEWER, reviewers),
+        ("remy", roles.Role.REVIEWER, reviewers),
+        ("rosa", roles.Role.REVIEWER, reviewers),
+    ):
+        person = make_user(name)
+        services.access_grant(actor=owner, decision_type=decision_type, user=person, role=role)
+        signing.signing_key_ensure(user=person)
+        people.append(type(person).objects.get(pk=person.pk))
+    refusals = {"ValidationError", "EditConflict"}
+    for _round in range(3):
+        open_version = decision_type.versions.filter(
+            status__in=ContractVersion.OPEN_STATUSES
+        ).first() or services.version_start_draft(actor=owner, decision_type=decision_type)
+        version = approved_version(open_version, owner, reviewer)
+        sha256 = review.report_for(version).sha256
+        works = [
+            ("publish", lambda o=o, v=version: review.version_publish(actor=o, version=v).sha256)
+            for o in owners
+        ]
+        works.append(
+            (
+                "draft",
+                lambda: services.version_start_draft(
+                    actor=owners[1], decision_type=decision_type
+                ).number,
+            )
+        )
+        works += [
+            (
+                "approve",
+                lambda r=r, v=version, h=sha256: review.version_approve(
+                    actor=r, version=v, report_sha256=h
+                ).pk,
+            )
+            for r in reviewers
+        ]
+        outcomes = race_mix(works)
+        assert all(o.startswith("ok:") or o in refusals for _, o in outcomes), outcomes
+        published = [o for label, o in outcomes if label == "publish" and o.startswith("ok:")]
+        assert len(published) == 1, outcomes
+        version.refresh_from_db()
+        assert version.status == "published", outcomes
+        assert Bundle.objects.filter(version=version).count() == 1
+    assert decision_type.versions.filter(status="published").count() == 1

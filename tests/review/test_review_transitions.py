@@ -122,7 +122,11 @@ def test_request_changes_needs_a_comment_and_voids_approvals(approved, reviewer,
     )
     # Sent back: the owner edits (it returns to draft) and submits again.
     services.proposition_add(
-        actor=owner, version=version, expected_lock_version=version.lock_version, key="note"
+        actor=owner,
+        version=version,
+        expected_lock_version=version.lock_version,
+        key="note",
+        accepted_classes=["facility_record"],
     )
     version.refresh_from_db()
     assert version.status == Status.DRAFT
@@ -196,7 +200,11 @@ def test_an_editor_cannot_approve(suite, draft, owner, make_user, keys):
     )
     draft.refresh_from_db()
     services.proposition_add(
-        actor=colleague, version=draft, expected_lock_version=draft.lock_version, key="extra"
+        actor=colleague,
+        version=draft,
+        expected_lock_version=draft.lock_version,
+        key="extra",
+        accepted_classes=["facility_record"],
     )
     draft.refresh_from_db()
     review.version_submit(actor=owner, version=draft, expected_lock_version=draft.lock_version)
