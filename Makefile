@@ -10,7 +10,12 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_WORKERS ?= auto
 
-.PHONY: run test test-fast lint bench demo-compile clean
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed
+# What `make test-lowest` runs: the compiler, the workbench views and a page rendered whole.
+LOWEST_TESTS ?= tests/compiler tests/workbench tests/scenarios/test_scenarios_views.py
+
+.PHONY: run test test-fast test-lowest lint bench demo-compile clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
@@ -32,6 +37,25 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
+## test-fast: the suite without the browser tests
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" $(PYTEST_ARGS)
+
+# Every direct dependency at exactly the lower bound pyproject.toml declares, in its own venv.
+$(LOWEST_STAMP): pyproject.toml .ci/lowest_requirements.py
+	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
+	test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python .ci/lowest_requirements.py > $(LOWEST)/requirements.txt
+	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST)/bin/python -m pip install --quiet -r $(LOWEST)/requirements.txt
+	$(LOWEST)/bin/python -m pip install --quiet --no-deps -e .
+	touch $(LOWEST_STAMP)
+
+## test-lowest: a representative part of the suite against those lowest versions
+test-lowest: $(LOWEST_STAMP)
+	$(LOWEST)/bin/python -m pip freeze --exclude-editable | grep -i -F -f <(sed 's/\[.*\]//; s/==.*//' $(LOWEST)/requirements.txt)
+	$(LOWEST)/bin/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" -p no:cacheprovider $(LOWEST_TESTS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
@@ -43,4 +67,4 @@ demo-compile: $(STAMP)
 	$(BIN)/python -m compiler compile examples/atlas.json
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(LOWEST) .pytest_cache

@@ -1,0 +1,124 @@
+"""Hostile user text in a real browser: a 10,000-character unbroken description never widens a
+page, a key is never broken mid-word, and a right-to-left override stays inside its string."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+VIEWPORT = {"width": 1280, "height": 900}
+LONG = "x" * 10_000
+RLO = "\u202e"
+# The longest key the catalogue allows (64 characters), accepted by the editor's propositions.
+LONG_KEY = "case_note" + "_recorded" * 6 + "s"
+# Each page that shows user text, as a path built from the workspace.
+PAGES = {
+    "catalogue": lambda w: "/source-classes/",
+    "dashboard": lambda w: "/",
+    "editor": lambda w: f"/types/{w['key']}/v1/",
+    "corpus": lambda w: f"/suite/{w['key']}/corpora/{w['corpus']}/",
+    "suite": lambda w: f"/suite/{w['key']}/",
+    "scenario": lambda w: f"/suite/{w['key']}/scenarios/{w['scenario']}/",
+    "flip matrix": lambda w: f"/suite/{w['key']}/runs/{w['run']}/",
+    "review": lambda w: f"/types/{w['key']}/v1/review/",
+    "impact": lambda w: f"/types/{w['key']}/v1/impact/",
+}
+
+
+def _workspace(atlas, owner, text: str, long_key: str | None = None):
+    """The demo suite with `text` put in every free-text field a user can fill, and a run."""
+    from contracts import demo as contracts_demo
+    from contracts import selectors
+    from contracts.models import Proposition, SourceClass
+    from scenarios import demo, services
+    from scenarios.models import Corpus, CorpusCandidate, Scenario
+
+    contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
+    demo.load(io.StringIO(), queue_runs=False)
+    SourceClass.objects.update(label=text[:120], description=text)
+    atlas.title, atlas.description = text[:200], text
+    atlas.save()
+    Proposition.objects.filter(version__decision_type=atlas).update(description=text)
+    corpus = Corpus.objects.filter(decision_type=atlas).first()
+    Corpus.objects.filter(pk=corpus.pk).update(name=text[:120], description=text)
+    candidate = CorpusCandidate.objects.filter(corpus=corpus).first()
+    candidate.data = candidate.data | {"content": text}
+    candidate.save()
+    Scenario.objects.filter(decision_type=atlas).update(description=text)
+    scenario = Scenario.objects.filter(decision_type=atlas).first()
+    Scenario.objects.filter(pk=scenario.pk).update(name=text[:160])
+    if long_key:
+        SourceClass.objects.filter(key="case_note").update(key=long_key)
+        first = Proposition.objects.filter(version__decision_type=atlas).first()
+        first.key, first.accepted_classes = long_key, [*first.accepted_classes, long_key]
+        first.save()
+    version = selectors.current_version(decision_type=atlas)
+    run = services.run_start(actor=owner, version=version)
+    return {"key": atlas.key, "corpus": corpus.pk, "scenario": scenario.pk, "run": run.pk}
+
+
+def test_a_10000_character_word_never_widens_a_page(live_server, new_page, sign_in, atlas, owner):
+    workspace = _workspace(atlas, owner, LONG)
+    page = new_page(viewport=VIEWPORT)
+    sign_in(page, "olivia")
+    widths = {}
+    for name, path in PAGES.items():
+        response = page.goto(live_server.url + path(workspace))
+        assert response.status == 200, name
+        widths[name] = page.evaluate("document.documentElement.scrollWidth")
+    assert widths == dict.fromkeys(PAGES, VIEWPORT["width"])
+
+
+def test_keys_are_never_broken_mid_word(live_server, new_page, sign_in, atlas, owner):
+    assert len(LONG_KEY) == 64
+    workspace = _workspace(atlas, owner, LONG, long_key=LONG_KEY)
+    page = new_page(viewport=VIEWPORT)
+    sign_in(page, "olivia")
+    for name in ("catalogue", "editor", "flip matrix"):
+        page.goto(live_server.url + PAGES[name](workspace))
+        # A key shown on two lines is taller than one line of its own text.
+        broken = page.evaluate(
+            """() => [...document.querySelectorAll('code, .class-chip')]
+                .filter(el => !el.closest('pre') && !el.matches('.hash'))
+                .filter(el => el.getClientRects().length > 1)
+                .map(el => el.textContent)"""
+        )
+        assert broken == [], name
+        # A key cut short by an ellipsis keeps its full text in a tooltip.
+        clipped = page.evaluate(
+            """() => [...document.querySelectorAll('code, .class-chip')]
+                .filter(el => el.scrollWidth > el.clientWidth + 1)
+                .filter(el => !(el.getAttribute('title') || '').includes(el.textContent.trim()))
+                .map(el => el.textContent)"""
+        )
+        assert clipped == [], name
+
+
+def test_a_right_to_left_override_stays_inside_the_user_string(
+    live_server, new_page, sign_in, atlas, owner
+):
+    workspace = _workspace(atlas, owner, f"{RLO}evil text")
+    page = new_page(viewport=VIEWPORT)
+    sign_in(page, "olivia")
+    for name, path in PAGES.items():
+        page.goto(live_server.url + path(workspace))
+        # Every rendered string holding the override sits in an isolate (<bdi> or dir=…),
+        # so the text and buttons after it keep their order.
+        leaking = page.evaluate(
+            """(rlo) => {
+                const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+                const out = [];
+                for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                    if (!node.data.includes(rlo)) continue;
+                    const parent = node.parentElement;
+                    if (parent.closest('script, style, textarea, option, title')) continue;
+                    if (!parent.closest('bdi, [dir]')) out.push(parent.outerHTML.slice(0, 120));
+                }
+                return out;
+            }""",
+            RLO,
+        )
+        assert leaking == [], name
