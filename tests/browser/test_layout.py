@@ -136,3 +136,89 @@ def test_a_right_to_left_override_stays_inside_the_user_string(
         if leaking:
             leaks[name] = leaking
     assert leaks == {}
+
+
+@pytest.fixture
+def five_propositions(atlas, owner):
+    """The demo suite, run against an Atlas draft with a fifth proposition."""
+    from contracts import selectors
+    from contracts import services as contract_services
+    from contracts.demo import REFUND_DESK, create_contract
+    from scenarios import demo, services
+
+    create_contract(REFUND_DESK, owner=owner)
+    demo.load(io.StringIO(), queue_runs=False)
+    version = selectors.current_version(decision_type=atlas)
+    contract_services.proposition_add(
+        actor=owner,
+        version=version,
+        expected_lock_version=version.lock_version,
+        key="covenant_compliance",
+        accepted_classes=["facility_record"],
+    )
+    version.refresh_from_db()
+    run = services.run_start(actor=owner, version=version)
+    assert version.propositions.count() == 5
+    return run
+
+
+def test_the_flip_matrix_result_column_is_visible_with_five_propositions(
+    live_server, new_page, sign_in, five_propositions
+):
+    run = five_propositions
+    page = new_page(viewport=VIEWPORT)
+    sign_in(page, "olivia")
+    page.goto(f"{live_server.url}/suite/{run.decision_type.key}/runs/{run.pk}/")
+    hidden = page.evaluate(
+        """() => {
+            const wrap = document.querySelector('.matrix-wrap').getBoundingClientRect();
+            return [...document.querySelectorAll('table.matrix tr > :last-child')]
+                .filter(cell => cell.getBoundingClientRect().right > wrap.right + 1)
+                .map(cell => cell.textContent.trim());
+        }"""
+    )
+    assert page.locator("table.matrix thead th").last.inner_text() == "Result"
+    assert hidden == []
+
+
+def test_a_flipped_slot_is_not_painted_as_a_failure(
+    live_server, new_page, sign_in, five_propositions
+):
+    run = five_propositions
+    variants = run.results.exclude(perturbation="")
+    variant = next(r for r in variants if r.flips and r.flips.get("slots"))
+    page = new_page(viewport=VIEWPORT)
+    sign_in(page, "olivia")
+    key = run.decision_type.key
+    page.goto(f"{live_server.url}/suite/{key}/runs/{run.pk}/results/{variant.pk}/diff/")
+    chip = page.locator("tr.flipped th .badge").first
+    assert chip.inner_text() == "flipped"
+    failure_colours = page.evaluate(
+        """() => {
+            const probe = document.createElement('span');
+            probe.className = 'failed-text';
+            document.body.append(probe);
+            return [getComputedStyle(probe).color];
+        }"""
+    )
+    colour = chip.evaluate("el => getComputedStyle(el).color")
+    assert colour not in failure_colours
+
+
+def test_headings_never_skip_a_level(live_server, new_page, sign_in, atlas, owner):
+    workspace = _workspace(atlas, owner, "Plain text")
+    pages = PAGES | {
+        "three-way": lambda w: f"/suite/{w['key']}/scenarios/{w['scenario']}/compare/",
+    }
+    page = new_page(viewport=VIEWPORT)
+    sign_in(page, "olivia")
+    skips = {}
+    for name, path in pages.items():
+        page.goto(live_server.url + path(workspace))
+        levels = page.evaluate(
+            "() => [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => +h.tagName[1])"
+        )
+        jumps = [(a, b) for a, b in zip([0, *levels], levels, strict=False) if b > a + 1]
+        if jumps:
+            skips[name] = jumps
+    assert skips == {}
