@@ -71,10 +71,27 @@ def _workspace(atlas, owner, text: str, long_key: str | None = None):
     }
 
 
-def test_a_10000_character_word_never_widens_a_page(live_server, new_page, sign_in, atlas, owner):
-    workspace = _workspace(atlas, owner, LONG)
+@pytest.fixture
+def page(new_page, sign_in, owner):
+    """A browser page at a laptop's width, signed in as the Atlas type's owner."""
     page = new_page(viewport=VIEWPORT)
     sign_in(page, "olivia")
+    return page
+
+
+def _findings(page, base_url: str, workspace, script: str, pages=PAGES, arg=None) -> dict:
+    """What `script` finds on each page; pages where it finds nothing are left out."""
+    found = {}
+    for name, path in pages.items():
+        response = page.goto(base_url + path(workspace))
+        assert response.status == 200, name
+        if result := page.evaluate(script, arg):
+            found[name] = result
+    return found
+
+
+def test_a_10000_character_word_never_widens_a_page(live_server, page, atlas, owner):
+    workspace = _workspace(atlas, owner, LONG)
     widths = {}
     for name, path in PAGES.items():
         response = page.goto(live_server.url + path(workspace))
@@ -83,11 +100,9 @@ def test_a_10000_character_word_never_widens_a_page(live_server, new_page, sign_
     assert widths == dict.fromkeys(PAGES, VIEWPORT["width"])
 
 
-def test_keys_are_never_broken_mid_word(live_server, new_page, sign_in, atlas, owner):
+def test_keys_are_never_broken_mid_word(live_server, page, atlas, owner):
     assert len(LONG_KEY) == 64
     workspace = _workspace(atlas, owner, LONG, long_key=LONG_KEY)
-    page = new_page(viewport=VIEWPORT)
-    sign_in(page, "olivia")
     for name in ("catalogue", "editor", "flip matrix"):
         page.goto(live_server.url + PAGES[name](workspace))
         # A key shown on two lines is taller than one line of its own text.
@@ -109,32 +124,28 @@ def test_keys_are_never_broken_mid_word(live_server, new_page, sign_in, atlas, o
 
 
 def test_a_right_to_left_override_stays_inside_the_user_string(
-    live_server, new_page, sign_in, atlas, owner
+    live_server, page, atlas, owner
 ):
     workspace = _workspace(atlas, owner, f"{RLO}evil text")
-    page = new_page(viewport=VIEWPORT)
-    sign_in(page, "olivia")
-    leaks = {}
-    for name, path in PAGES.items():
-        page.goto(live_server.url + path(workspace))
-        # Every rendered string holding the override sits in an isolate (<bdi> or dir=…),
-        # so the text and buttons after it keep their order.
-        leaking = page.evaluate(
-            """(rlo) => {
-                const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-                const out = [];
-                for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-                    if (!node.data.includes(rlo)) continue;
-                    const parent = node.parentElement;
-                    if (parent.closest('script, style, textarea, option, title')) continue;
-                    if (!parent.closest('bdi, [dir]')) out.push(parent.outerHTML.slice(0, 80));
-                }
-                return out;
-            }""",
-            RLO,
-        )
-        if leaking:
-            leaks[name] = leaking
+    # Every rendered string holding the override sits in an isolate (<bdi> or dir=…), so the
+    # text and buttons after it keep their order.
+    leaks = _findings(
+        page,
+        live_server.url,
+        workspace,
+        """(rlo) => {
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            const out = [];
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                if (!node.data.includes(rlo)) continue;
+                const parent = node.parentElement;
+                if (parent.closest('script, style, textarea, option, title')) continue;
+                if (!parent.closest('bdi, [dir]')) out.push(parent.outerHTML.slice(0, 80));
+            }
+            return out;
+        }""",
+        arg=RLO,
+    )
     assert leaks == {}
 
 
@@ -163,11 +174,9 @@ def five_propositions(atlas, owner):
 
 
 def test_the_flip_matrix_result_column_is_visible_with_five_propositions(
-    live_server, new_page, sign_in, five_propositions
+    live_server, page, five_propositions
 ):
     run = five_propositions
-    page = new_page(viewport=VIEWPORT)
-    sign_in(page, "olivia")
     page.goto(f"{live_server.url}/suite/{run.decision_type.key}/runs/{run.pk}/")
     hidden = page.evaluate(
         """() => {
@@ -182,13 +191,11 @@ def test_the_flip_matrix_result_column_is_visible_with_five_propositions(
 
 
 def test_a_flipped_slot_is_not_painted_as_a_failure(
-    live_server, new_page, sign_in, five_propositions
+    live_server, page, five_propositions
 ):
     run = five_propositions
     variants = run.results.exclude(perturbation="")
     variant = next(r for r in variants if r.flips and r.flips.get("slots"))
-    page = new_page(viewport=VIEWPORT)
-    sign_in(page, "olivia")
     key = run.decision_type.key
     page.goto(f"{live_server.url}/suite/{key}/runs/{run.pk}/results/{variant.pk}/diff/")
     chip = page.locator("tr.flipped th .badge").first
@@ -205,20 +212,18 @@ def test_a_flipped_slot_is_not_painted_as_a_failure(
     assert colour not in failure_colours
 
 
-def test_headings_never_skip_a_level(live_server, new_page, sign_in, atlas, owner):
+def test_headings_never_skip_a_level(live_server, page, atlas, owner):
     workspace = _workspace(atlas, owner, "Plain text")
     pages = PAGES | {
         "three-way": lambda w: f"/suite/{w['key']}/scenarios/{w['scenario']}/compare/",
     }
-    page = new_page(viewport=VIEWPORT)
-    sign_in(page, "olivia")
-    skips = {}
-    for name, path in pages.items():
-        page.goto(live_server.url + path(workspace))
-        levels = page.evaluate(
-            "() => [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => +h.tagName[1])"
-        )
-        jumps = [(a, b) for a, b in zip([0, *levels], levels, strict=False) if b > a + 1]
-        if jumps:
-            skips[name] = jumps
+    skips = _findings(
+        page,
+        live_server.url,
+        workspace,
+        """() => [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')]
+            .map(h => +h.tagName[1])
+            .filter((level, i, levels) => level > (i ? levels[i - 1] : 0) + 1)""",
+        pages=pages,
+    )
     assert skips == {}
