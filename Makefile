@@ -10,7 +10,16 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_WORKERS ?= auto
 
-.PHONY: run test test-fast lint bench demo-compile clean
+LOWEST := .venv-lowest
+LOWEST_STAMP := $(LOWEST)/.installed
+# What `make test-lowest` runs (under two minutes): the compiler's oracles, reasons, planning,
+# invalid input and bundles, the workbench views, and whole pages rendered with bad input.
+LOWEST_TESTS ?= tests/compiler/test_compiler_oracles.py tests/compiler/test_compiler_reasons.py \
+	tests/compiler/test_compiler_planning.py tests/compiler/test_compiler_invalid_input.py \
+	tests/compiler/test_bundle.py tests/workbench/test_workbench_views.py \
+	tests/workbench/test_query_parameters.py
+
+.PHONY: run test test-fast test-lowest lint bench demo-compile clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
@@ -32,6 +41,25 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
+## test-fast: the suite without the browser tests
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" $(PYTEST_ARGS)
+
+# Every direct dependency at exactly the lower bound pyproject.toml declares, in its own venv.
+$(LOWEST_STAMP): pyproject.toml .ci/lowest_requirements.py
+	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
+	test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python .ci/lowest_requirements.py > $(LOWEST)/requirements.txt
+	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST)/bin/python -m pip install --quiet --only-binary=:all: -r $(LOWEST)/requirements.txt
+	$(LOWEST)/bin/python -m pip install --quiet --no-deps -e .
+	touch $(LOWEST_STAMP)
+
+## test-lowest: a representative part of the suite against those lowest versions
+test-lowest: $(LOWEST_STAMP)
+	$(LOWEST)/bin/python -m pip check
+	$(LOWEST)/bin/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" -p no:cacheprovider $(LOWEST_TESTS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
@@ -43,4 +71,4 @@ demo-compile: $(STAMP)
 	$(BIN)/python -m compiler compile examples/atlas.json
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(LOWEST) .pytest_cache

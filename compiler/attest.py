@@ -165,7 +165,7 @@ def valid_until(
 
 
 def check_invariants(document: CompileInput, admission: Admission, planned: Plan) -> None:
-    """The release invariants of DESIGN.md, checked on the plan before anything leaves."""
+    """The release invariants 1-4 of docs/design.md, checked on the plan before anything leaves."""
     universe = {c.id for c in admission.admitted}
     contract = document.contract
     accepted = {p.key: set(p.accepted_classes) for p in contract.propositions}

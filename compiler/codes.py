@@ -1,6 +1,6 @@
 """Every state, role, pass name, reason and refusal the compiler can emit.
 
-They are string enums so that they serialise as the plain codes of DESIGN.md and compare equal
+They are string enums so that they serialise as the plain codes of docs/design.md and compare equal
 to those strings in tests and in the workbench.
 """
 

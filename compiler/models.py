@@ -1,4 +1,4 @@
-"""The compiler's interchange shapes: frozen pydantic models with the field names of DESIGN.md.
+"""The compiler's interchange shapes: frozen pydantic models with the field names of docs/design.md.
 
 Field-level problems (a negative token count, a relevance outside [0, 1], a `valid_to` before
 `valid_from`) are reported by pydantic for every candidate at once; problems that span several
@@ -372,7 +372,8 @@ class Refusal(Frozen):
     detail: str | None = None
 
     # `pass` is a keyword: the field is `pass_` in Python and `pass` in every dump, whether or not
-    # the caller asks for aliases (DESIGN's interface is a plain `model_dump(mode="json")`).
+    # the caller asks for aliases (docs/design.md's interface includes a plain
+    # `model_dump(mode="json")`).
     model_config = ConfigDict(
         frozen=True, extra="forbid", populate_by_name=True, serialize_by_alias=True
     )

@@ -28,6 +28,7 @@ from contracts.documents import contract_document
 from . import forms, selectors, services
 from .compiling import CorpusInvalid
 from .models import Scenario
+from .query import int_parameter
 
 # Messages tests assert on.
 IMPORTED = "Imported {count} candidates into '{name}'."
@@ -86,13 +87,6 @@ def _require_edit(request: HttpRequest, decision_type: Any) -> None:
 def _lock(value: int | None) -> int:
     """The lock value an edit form posted; a post without one is never current."""
     return NO_LOCK if value is None else value
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
-        raise Http404("Not a number.") from None
 
 
 # --------------------------------------------------------------------------- the suite
@@ -340,7 +334,7 @@ def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | No
 @require_GET
 def scenario_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
-    context = _scenario_context(request, scenario, _int(request.GET.get("version")))
+    context = _scenario_context(request, scenario, int_parameter(request.GET, "version"))
     return render(request, _template(request, "scenario", "result"), context)
 
 
@@ -348,13 +342,13 @@ def scenario_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
-    number = _int(request.POST.get("version"))
+    number = int_parameter(request.POST, "version")
     context = _scenario_context(request, scenario, number)
     preview = context["preview"]
     if preview is None or request.POST.get("token") != context["token"]:
         context["conflict"] = EXPECTATIONS_MOVED
         return render(request, _template(request, "scenario", "result"), context, status=409)
-    lock = _int(request.POST.get("lock_version"))
+    lock = int_parameter(request.POST, "lock_version")
     try:
         services.scenario_take_expected(
             actor=request.user,
@@ -381,9 +375,9 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
 def scenario_compare(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
     version = selectors.version_for(
-        decision_type=scenario.decision_type, number=_int(request.GET.get("version"))
+        decision_type=scenario.decision_type, number=int_parameter(request.GET, "version")
     )
-    top_k = max(1, min(_int(request.GET.get("top_k")) or DEFAULT_TOP_K, 100))
+    top_k = max(1, min(int_parameter(request.GET, "top_k") or DEFAULT_TOP_K, 100))
     context: dict[str, Any] = {
         "decision_type": scenario.decision_type,
         "scenario": scenario,

@@ -26,6 +26,7 @@ from contracts import review, roles, selectors, services, signing
 from contracts.documents import ContractInvalid, contract_document
 from contracts.impact import ImpactReport, contract_changes
 from contracts.models import Approval, Bundle, ContractVersion, Review
+from scenarios.query import int_parameter
 
 REVIEW_TEMPLATE = "contracts/review.html"
 CHANGED_EVENT = "contractChanged"
@@ -237,14 +238,15 @@ def version_diff(request: HttpRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     versions = list(decision_type.versions.order_by("-number"))
     by_number = {v.number: v for v in versions}
+    to_number, from_number = int_parameter(request.GET, "to"), int_parameter(request.GET, "from")
     try:
-        newer = by_number[int(request.GET["to"])] if "to" in request.GET else versions[0]
+        newer = by_number[to_number] if to_number is not None else versions[0]
         older = (
-            by_number[int(request.GET["from"])]
-            if "from" in request.GET
+            by_number[from_number]
+            if from_number is not None
             else (newer.parent or next((v for v in versions if v.number < newer.number), None))
         )
-    except (KeyError, ValueError, IndexError):
+    except (KeyError, IndexError):
         raise Http404(BAD_DIFF) from None
     changes: list[dict[str, Any]] = []
     if older is not None and newer is not None:

@@ -85,3 +85,5 @@ urlpatterns = [
         proposition + "classes/remove/", views.accepted_class_remove, name="accepted_class_remove"
     ),
 ]
+
+handler400 = "workbench.views.bad_request"

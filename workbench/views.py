@@ -821,3 +821,11 @@ def accepted_class_remove(
             class_key=data["class_key"],
         ),
     )
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler400: say which parameter was wrong (Django's default page says nothing)."""
+    return render(request, "400.html", {"message": str(exception)}, status=400)

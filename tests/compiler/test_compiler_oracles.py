@@ -1,5 +1,5 @@
 """Oracle tests: the seed's printed Atlas output, its eight-item three-way comparison, and its
-worked refund-desk example (DESIGN.md invariant 8)."""
+worked refund-desk example (docs/design.md, invariant 8)."""
 
 from __future__ import annotations
 
@@ -278,8 +278,8 @@ def test_compiled_output_has_the_design_fields():
 
 
 def test_design_interface_model_dump_names_the_refusal_pass():
-    """DESIGN's interface serialises with `out.model_dump(mode="json")`: the refusal's pass is
-    `pass` there too, not the Python attribute name."""
+    """docs/design.md's interface serialises with `out.model_dump(mode="json")`: the refusal's
+    pass is `pass` there too, not the Python attribute name."""
     doc = atlas()
     doc["request"]["purpose"] = "marketing"
     out = compile_doc(doc)

@@ -1,4 +1,4 @@
-"""Planning rules of DESIGN.md ("Planning, in order of obligation"), valid_until, and the
+"""Planning rules of docs/design.md ("Planning, in order of obligation"), valid_until, and the
 rule that traces and rejections never carry rejected content."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Property tests for invariants 1-7 of DESIGN.md over generated corpora.
+"""Property tests for invariants 1-7 of docs/design.md over generated corpora.
 
 The admitted universe U is recomputed here, independently of compiler/admit.py, from the
-definitions in DESIGN.md: authorisation (effective roles = the principal's roles expanded through
-role_parents, intersected with delegation scopes; purpose; deny on the principal, the delegated
-service or any of the principal's roles dominates) ∩ applicability (entity, valid_from ≤ date ≤
-valid_to, not superseded, no successor in force) ∩ accepted class.
+definitions in docs/design.md: authorisation (effective roles = the principal's roles expanded
+through role_parents, intersected with delegation scopes; purpose; deny on the principal, the
+delegated service or any of the principal's roles dominates) ∩ applicability (entity,
+valid_from ≤ date ≤ valid_to, not superseded, no successor in force) ∩ accepted class.
 """
 
 from __future__ import annotations

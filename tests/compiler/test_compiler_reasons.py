@@ -1,4 +1,4 @@
-"""Table tests: every rejection reason and detail, and every named refusal, of DESIGN.md."""
+"""Table tests: every rejection reason and detail, and every named refusal, of docs/design.md."""
 
 from __future__ import annotations
 

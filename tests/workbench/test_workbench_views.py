@@ -107,7 +107,8 @@ def test_owner_sees_the_editor_and_every_htmx_action_has_a_plain_twin(as_owner, 
 def test_csrf_is_sent_once_from_the_body(as_owner, draft):
     page = as_owner.get(version_url(draft)).content.decode()
     assert re.search(r"<body hx-headers='\{\"x-csrftoken\": \"[^\"]+\"\}'>", page)
-    assert page.count("htmx-2.min.js") == 1
+    # django-htmx 1.23 serves htmx.min.js, later versions htmx-2.min.js: either, exactly once.
+    assert len(re.findall(r'src="[^"]*/django_htmx/htmx(?:-2)?\.min\.js"', page)) == 1
 
 
 def test_viewer_sees_no_edit_controls(as_viewer, draft):
