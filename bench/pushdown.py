@@ -36,14 +36,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg  # noqa: E402
+from compile_scale import ACCEPTED, PROPOSITIONS  # noqa: E402
+from compile_scale import make_document as scale_document  # noqa: E402
 
-from compiler import compile_input, load_input  # noqa: E402
-from compiler import pushdown  # noqa: E402
+from compiler import compile_input, load_input, pushdown  # noqa: E402
 
 TARGET_RATIO = 0.1
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-PROPOSITIONS = [f"prop_{i}" for i in range(10)]
-ACCEPTED = {p: [f"class_{i}", f"class_{i}_alt"] for i, p in enumerate(PROPOSITIONS)}
 TARGET = "ATLAS-IN-01"
 
 
@@ -84,32 +83,8 @@ def make_document(size: int, entities: int, seed: int = 11) -> dict[str, Any]:
         if rng.random() < 0.02:
             c["group"] = f"grp-{rng.randrange(size // 20 + 1)}"
         candidates.append(c)
-    # superseded_by only ever points backwards in generation order, but ids are random, so
-    # chains cannot loop: a candidate's successor was generated before it.
-    return {
-        "request": {
-            "decision_type": "credit.review.continuation",
-            "principal": "maya",
-            "roles": ["credit_analyst"],
-            "purpose": "annual_credit_review",
-            "entity": "Atlas",
-            "decision_date": decision.isoformat(),
-            "token_budget": 4000,
-        },
-        "contract": {
-            "decision_type": "credit.review.continuation",
-            "version": "bench",
-            "purposes": ["annual_credit_review"],
-            "propositions": [
-                {"key": p, "accepted_classes": ACCEPTED[p], "max_items": 2} for p in PROPOSITIONS
-            ],
-        },
-        "directory": {
-            "entities": {TARGET: ["Atlas"]},
-            "role_parents": {"credit_analyst": ["credit_staff"]},
-        },
-        "candidates": candidates,
-    }
+    # The request, contract and directory of the scale bench: entity "Atlas", 10 propositions.
+    return {**scale_document(0), "candidates": candidates}
 
 
 def load_table(connection: psycopg.Connection, candidates: Any) -> float:
