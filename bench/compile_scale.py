@@ -13,7 +13,8 @@ validation, compile, writing) against the seed's reference program compiling the
 interleaved and repeated, and prints the medians, the ratio and each side's peak memory. The
 reference program is not part of this repository: it is cut out of the seed file at run time
 (`--seed-file PATH`, the chapter text that holds it; a `shared/seeds/000_*.txt` in the folder
-above the checkout is found by itself); without it the comparison is skipped with a message. Targets: at most 0.5x the reference at 100k, 1.5x at 1k.
+above the checkout is found by itself); without it the comparison is skipped with a message.
+Targets: at most 0.5x the reference at 100k, 1.5x at 1k.
 
 The pool is synthetic and seeded: a 10-proposition contract, candidates spread over entities,
 roles, purposes, classes (accepted, weak and unknown), validity windows and supersession, so
