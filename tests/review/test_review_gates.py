@@ -13,8 +13,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from test_review_views import buttons, signed_in, url  # the review pages' helpers
 
-from contracts import review, services
+from contracts import services
 from contracts.models import Bundle, ContractVersion, SourceClass
+from publishing import review
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from contracts import review, services
+from contracts import services
 from contracts.models import Approval, ContractVersion
+from publishing import review
 from workbench import review_views
 
 pytestmark = pytest.mark.django_db
