@@ -244,7 +244,7 @@ def test_a_class_relabelled_after_approval_is_not_published_unreviewed(approved,
 def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
     from django.db import IntegrityError
 
-    from workbench import review_views
+    from workbench.views import review as review_views
 
     def lose(**kwargs):
         raise IntegrityError("duplicate key value violates unique constraint")

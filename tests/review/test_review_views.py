@@ -12,7 +12,7 @@ from django.urls import reverse
 from contracts import services
 from contracts.models import Approval, ContractVersion
 from publishing import review
-from workbench import review_views
+from workbench.views import review as review_views
 
 pytestmark = pytest.mark.django_db
 

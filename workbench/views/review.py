@@ -27,7 +27,8 @@ from contracts.documents import ContractInvalid, contract_document
 from contracts.models import Approval, Bundle, ContractVersion, Review
 from publishing import review, signing
 from publishing.impact import ImpactReport, contract_changes
-from scenarios.query import int_parameter
+
+from .parameters import int_parameter
 
 REVIEW_TEMPLATE = "contracts/review.html"
 CHANGED_EVENT = "contractChanged"
