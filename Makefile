@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,lint]'
 	touch $(STAMP)
 
 ## run: migrate the embedded SQLite database, load the demo workspace, start the task worker
@@ -60,8 +60,10 @@ test-lowest: $(LOWEST_STAMP)
 	$(LOWEST)/bin/python -m pip check
 	$(LOWEST)/bin/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" -p no:cacheprovider $(LOWEST_TESTS)
 
+## lint: ruff, the layers contract (import-linter) and mypy on the compiler
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python bench/compile_scale.py

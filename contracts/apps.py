@@ -9,7 +9,6 @@ class ContractsConfig(AppConfig):
     verbose_name = "Evidence contracts"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
         from .roles import ensure_site_groups
 
         # Runs after django.contrib.auth has created the permissions the groups need, and

@@ -671,7 +671,7 @@ class Approval(models.Model):
 
 
 class SigningKey(models.Model):
-    """One person's Ed25519 key pair. The private key is stored encrypted (`contracts.signing`);
+    """One person's Ed25519 key pair. The private key is stored encrypted (`publishing.signing`);
     retired keys are kept so the bundles they signed still verify."""
 
     user = models.ForeignKey(

@@ -3,14 +3,15 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from . import review_views, views
+from .views import editor as views
+from .views import review as review_views
 
 version = "types/<str:key>/v<int:number>/"
 proposition = version + "propositions/<int:pk>/"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
-    path("suite/", include("scenarios.urls")),
+    path("suite/", include("workbench.scenario_urls")),
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("source-classes/", views.source_class_list, name="source_class_list"),
@@ -86,4 +87,4 @@ urlpatterns = [
     ),
 ]
 
-handler400 = "workbench.views.bad_request"
+handler400 = "workbench.views.editor.bad_request"

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def review_workspace(atlas, owner, reviewer):
     from contracts import demo as contracts_demo
-    from contracts import signing
+    from publishing import signing
     from scenarios import demo
 
     contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
@@ -28,8 +28,8 @@ def test_submit_approve_publish_download(live_server, new_page, sign_in, review_
     from playwright.sync_api import expect
 
     from compiler.bundle import verify_bundle
-    from contracts import signing
     from contracts.models import Bundle
+    from publishing import signing
 
     key = review_workspace.key
     review_url = f"{live_server.url}/types/{key}/v1/review/"

@@ -10,7 +10,7 @@ import pytest
 
 @pytest.fixture
 def keys(owner, reviewer):
-    from contracts import signing
+    from publishing import signing
 
     return {
         "owner": signing.signing_key_ensure(user=owner),
@@ -33,7 +33,7 @@ def suite(atlas, owner):
 
 @pytest.fixture
 def submitted(suite, draft, owner, keys):
-    from contracts import review
+    from publishing import review
 
     draft.refresh_from_db()
     return review.version_submit(
@@ -43,7 +43,7 @@ def submitted(suite, draft, owner, keys):
 
 @pytest.fixture
 def approved(submitted, reviewer):
-    from contracts import review
+    from publishing import review
 
     report = review.report_for(submitted)
     review.version_approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
@@ -53,6 +53,6 @@ def approved(submitted, reviewer):
 
 @pytest.fixture
 def published(approved, owner):
-    from contracts import review
+    from publishing import review
 
     return review.version_publish(actor=owner, version=approved)

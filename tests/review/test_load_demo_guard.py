@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from contracts.management.commands import load_demo
 from contracts.models import DecisionType
+from workbench.management.commands import load_demo
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,9 @@ from django.db import transaction
 
 from compiler.bundle import BundleInvalid, Problem, inspect_bundle, serialize_bundle, sign_bundle
 from compiler.keys import generate_key_pair
-from contracts import demo, review, services, signing
+from contracts import demo, services
 from contracts.models import AuditEvent, Bundle, ContractVersion, DecisionType, SourceClass
+from publishing import review, signing
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from compiler.keys import load_public_keys
-from contracts import signing
 from contracts.models import AuditEvent, Bundle, ContractVersion, SigningKey
+from publishing import signing
 
 pytestmark = pytest.mark.django_db
 
@@ -94,7 +94,7 @@ def test_load_demo_publishes_atlas_v1_and_drafts_v2_idempotently():
         "approved_waiver",
         "case_note",
     ]
-    from contracts import review
+    from publishing import review
 
     report = review.report_for(v2)
     assert report.summary["contract_changes"] == 2 and report.summary["newly_failing"] > 0
@@ -134,7 +134,7 @@ def test_review_version_walks_the_flow_from_the_command_line(suite, draft, owner
 
 def test_the_built_in_secret_is_refused_when_debug_is_off(settings):
     """The private signing keys are encrypted under it: a deployment must bring its own."""
-    from contracts import checks
+    from publishing import checks
 
     settings.DEBUG = False
     settings.SECRET_KEY = settings.LOCAL_ONLY_SECRET_KEY

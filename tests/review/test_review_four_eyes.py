@@ -15,8 +15,9 @@ from django.core.management import call_command
 from compiler import bundle as bundles
 from compiler.bundle import BundleInvalid, Problem, serialize_bundle, sign_bundle
 from compiler.keys import KEY_SET_FILE, load_public_keys
-from contracts import review, roles, services, signing
+from contracts import roles, services
 from contracts.models import AuditAction, Bundle, ContractVersion
+from publishing import review, signing
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,9 @@ from django.urls import reverse
 from django.utils.html import escape
 from test_review_views import buttons, signed_in, url  # the review pages' helpers
 
-from contracts import review, services
+from contracts import services
 from contracts.models import Bundle, ContractVersion, SourceClass
+from publishing import review
 
 pytestmark = pytest.mark.django_db
 
@@ -243,7 +244,7 @@ def test_a_class_relabelled_after_approval_is_not_published_unreviewed(approved,
 def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
     from django.db import IntegrityError
 
-    from workbench import review_views
+    from workbench.views import review as review_views
 
     def lose(**kwargs):
         raise IntegrityError("duplicate key value violates unique constraint")

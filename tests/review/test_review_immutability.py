@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ValidationError
 
-from contracts import review, services
+from contracts import services
 from contracts.models import Bundle, ContractVersion, Proposition, VersionFrozen
+from publishing import review
 
 pytestmark = pytest.mark.django_db
 

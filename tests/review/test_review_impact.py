@@ -8,8 +8,9 @@ import copy
 import pytest
 
 from compiler.canonical import sha256_hex
-from contracts import review, services
-from contracts.impact import contract_changes
+from contracts import services
+from publishing import review
+from publishing.impact import contract_changes
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,9 @@ from collections import Counter
 import pytest
 from django.db import connection, connections
 
-from contracts import review, roles, services, signing
+from contracts import roles, services
 from contracts.models import Bundle, ContractVersion
+from publishing import review, signing
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

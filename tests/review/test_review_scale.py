@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from contracts import review, selectors, services, signing
+from contracts import selectors, services
+from publishing import review, signing
 from scenarios import services as scenario_services
 from scenarios.models import Scenario
 

@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 
-from contracts import review, services
+from contracts import services
 from contracts.models import Approval, AuditEvent, Bundle, ContractVersion, Review
+from publishing import review
 
 pytestmark = pytest.mark.django_db
 
@@ -191,7 +192,8 @@ def test_the_owner_cannot_approve_their_own_version(submitted, owner):
 
 
 def test_an_editor_cannot_approve(suite, draft, owner, make_user, keys):
-    from contracts import roles, signing
+    from contracts import roles
+    from publishing import signing
 
     colleague = make_user("cora", roles.POLICY_OWNERS)
     signing.signing_key_ensure(user=colleague)
@@ -273,7 +275,8 @@ def test_approving_twice_and_approving_without_a_key_are_refused(
 
 
 def test_a_second_reviewer_adds_a_signature(approved, owner, make_user):
-    from contracts import roles, signing
+    from contracts import roles
+    from publishing import signing
 
     second = make_user("rhea", roles.RISK_REVIEWERS)
     signing.signing_key_ensure(user=second)

@@ -9,9 +9,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from contracts import review, services
+from contracts import services
 from contracts.models import Approval, ContractVersion
-from workbench import review_views
+from publishing import review
+from workbench.views import review as review_views
 
 pytestmark = pytest.mark.django_db
 

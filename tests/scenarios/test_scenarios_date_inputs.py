@@ -91,7 +91,7 @@ def test_every_date_field_of_every_form_uses_the_iso_widget():
     """No date input in the app is left on the locale's format."""
     from django import forms as django_forms
 
-    from scenarios import forms
+    from workbench.forms import scenarios as forms
 
     found = []
     for form_class in (forms.ScenarioForm, forms.CandidateForm):

@@ -13,8 +13,9 @@ from django.urls import reverse
 
 from contracts.models import AuditEvent
 from contracts.services import EditConflict
-from scenarios import services, views
+from scenarios import services
 from scenarios.models import CorpusCandidate
+from workbench.views import scenarios as views
 
 pytestmark = pytest.mark.django_db
 

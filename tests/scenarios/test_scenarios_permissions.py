@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from django.urls import URLPattern, reverse
 
-from scenarios.urls import urlpatterns
+from workbench.scenario_urls import urlpatterns
 
 pytestmark = pytest.mark.django_db
 

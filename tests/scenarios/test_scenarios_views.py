@@ -9,8 +9,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from scenarios import services, views
+from scenarios import services
 from scenarios.models import Corpus, Scenario
+from workbench.views import scenarios as views
 
 pytestmark = pytest.mark.django_db
 

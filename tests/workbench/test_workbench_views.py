@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from contracts import services
 from contracts.models import ContractVersion, DecisionType
-from workbench import views
+from workbench.views import editor as views
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,7 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 # The default key only exists so a fresh checkout runs locally; dev/test set their own and a
 # real deployment must set DJANGO_SECRET_KEY.
-# `contracts.checks` refuses to start with it when DEBUG is off: it also encrypts the private
+# `publishing.checks` refuses to start with it when DEBUG is off: it also encrypts the private
 # signing keys.
 LOCAL_ONLY_SECRET_KEY = "insecure-local-only-evidence-workbench"
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", LOCAL_ONLY_SECRET_KEY)
@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     # django_tasks_db's worker (the first app to provide a command wins).
     "scenarios",
     "django_tasks_db",
+    "publishing",
     "workbench",
 ]
 

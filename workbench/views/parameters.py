@@ -1,8 +1,4 @@
-"""Parsing request parameters: a malformed one is the client's mistake, answered 400.
-
-It lives in `scenarios`, the lowest app with views, so that both `scenarios.views` and the
-`workbench` views can use it without an import against the apps' one-way dependencies.
-"""
+"""Parsing request parameters: a malformed one is the client's mistake, answered 400."""
 
 from __future__ import annotations
 

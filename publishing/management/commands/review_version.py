@@ -6,9 +6,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contracts import review, services
+from contracts import services
 from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion
+from publishing import review
 
 ACTIONS = ("submit", "approve", "request-changes", "publish", "retire", "withdraw", "report")
 

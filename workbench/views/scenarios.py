@@ -24,11 +24,12 @@ from django_htmx.http import HTMX_STOP_POLLING
 
 from compiler import InvalidInput
 from contracts.documents import contract_document
+from scenarios import selectors, services
+from scenarios.compiling import CorpusInvalid
+from scenarios.models import Scenario
+from workbench.forms import scenarios as forms
 
-from . import forms, selectors, services
-from .compiling import CorpusInvalid
-from .models import Scenario
-from .query import int_parameter
+from .parameters import int_parameter
 
 # Messages tests assert on.
 IMPORTED = "Imported {count} candidates into '{name}'."

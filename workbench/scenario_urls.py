@@ -6,7 +6,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from . import views
+from .views import scenarios as views
 
 app_name = "scenarios"
 

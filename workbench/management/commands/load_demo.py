@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from contracts import demo
+from publishing import demo as publishing_demo
 from scenarios import demo as scenarios_demo
 
 # Messages tests assert on.
@@ -39,4 +40,4 @@ class Command(BaseCommand):
             raise CommandError(message)
         demo.load(self.stdout)
         scenarios_demo.load(self.stdout)
-        demo.load_review(self.stdout)
+        publishing_demo.load_review(self.stdout)

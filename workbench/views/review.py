@@ -2,7 +2,7 @@
 review card with its transition buttons, bundle downloads and the public signing keys.
 
 Each button posts to one view that parses the form and calls the matching action in
-`contracts.review`; the action checks permission and state. The views check the permission
+`publishing.review`; the action checks permission and state. The views check the permission
 first too, so that a person without it gets 403 before any form is read. An htmx request gets
 the `review` partial of `contracts/review.html` back; a plain POST redirects to the page.
 """
@@ -22,11 +22,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
-from contracts import review, roles, selectors, services, signing
+from contracts import roles, selectors, services
 from contracts.documents import ContractInvalid, contract_document
-from contracts.impact import ImpactReport, contract_changes
 from contracts.models import Approval, Bundle, ContractVersion, Review
-from scenarios.query import int_parameter
+from publishing import review, signing
+from publishing.impact import ImpactReport, contract_changes
+
+from .parameters import int_parameter
 
 REVIEW_TEMPLATE = "contracts/review.html"
 CHANGED_EVENT = "contractChanged"

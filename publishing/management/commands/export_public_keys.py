@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from compiler.keys import KEY_SET_FILE, key_set_json
-from contracts import signing
+from publishing import signing
 
 
 class Command(BaseCommand):

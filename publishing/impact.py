@@ -31,9 +31,8 @@ from compiler import COMPILER_VERSION, InvalidInput
 from compiler.canonical import sha256_hex
 from compiler.models import Contract
 from compiler.perturb import admitted_in
-
-from .documents import compiled_contract
-from .models import ContractVersion
+from contracts.documents import compiled_contract
+from contracts.models import ContractVersion
 
 FORMAT = "evidence-workbench.impact/1"
 BASE = "base"

@@ -31,8 +31,7 @@ from contracts.models import (
     SourceClass,
     SourceClassProposal,
 )
-
-from . import forms
+from workbench import forms
 
 EDITOR_TEMPLATE = "contracts/decision_type.html"
 CHANGED_EVENT = "contractChanged"

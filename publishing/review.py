@@ -46,16 +46,14 @@ from compiler.bundle import (
     verify_bundle,
 )
 from compiler.canonical import sha256_hex
-
-from . import lint, roles, selectors, signing
-from .documents import (
+from contracts import lint, roles, selectors
+from contracts.documents import (
     ContractInvalid,
     compiled_contract,
     compiler_json,
     document_sha256,
 )
-from .impact import ImpactReport, impact_report
-from .models import (
+from contracts.models import (
     EDIT_ACTIONS,
     Approval,
     AuditAction,
@@ -67,7 +65,7 @@ from .models import (
     Review,
     SourceClass,
 )
-from .services import (
+from contracts.services import (
     NOT_ALLOWED,
     STALE_EDIT,
     Actor,
@@ -77,6 +75,9 @@ from .services import (
     _void_approvals,
     audit_record,
 )
+
+from . import signing
+from .impact import ImpactReport, impact_report
 
 Status = ContractVersion.Status
 

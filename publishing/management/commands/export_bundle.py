@@ -7,8 +7,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from contracts import review
 from contracts.models import ContractVersion
+from publishing import review
 
 
 class Command(BaseCommand):

@@ -38,10 +38,9 @@ from compiler.keys import (
     load_private_key,
     load_public_key,
 )
-
-from . import roles
-from .models import AuditAction, DecisionType, SigningKey
-from .services import NOT_ALLOWED, Actor, audit_record
+from contracts import roles
+from contracts.models import AuditAction, DecisionType, SigningKey
+from contracts.services import NOT_ALLOWED, Actor, audit_record
 
 # Messages tests assert on.
 KEY_EXISTS = "{username} already has signing key {key_id}; pass --rotate to replace it."

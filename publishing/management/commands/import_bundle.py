@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from compiler.bundle import BundleInvalid
-from contracts import review
+from publishing import review
 
 
 class Command(BaseCommand):

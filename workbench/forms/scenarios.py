@@ -10,10 +10,9 @@ from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
 from compiler.codes import OrderRole, Requirement
-
-from .compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
-from .models import Corpus, CorpusCandidate, Scenario
-from .services import (
+from scenarios.compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
+from scenarios.models import Corpus, CorpusCandidate, Scenario
+from scenarios.services import (
     CONTROL_CHARACTER,
     SCENARIO_REQUEST_FIELDS,
     SLOT_STATES,

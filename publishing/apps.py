@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class PublishingConfig(AppConfig):
+    """Review actions, the impact report, signing keys and bundles. Its models (reviews,
+    approvals, signing keys, bundles) still live in `contracts` (no table moves); this app
+    holds the code that acts on them, above `scenarios` because the impact report compiles
+    the fixture scenarios."""
+
+    name = "publishing"
+    verbose_name = "Review and publishing"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers the system checks)
