@@ -46,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("--bundle", help="take the contract from this verified bundle")
     compile_.add_argument("--public-key", help="key file or directory to verify --bundle with")
     compile_.add_argument("--json", action="store_true", help="print input errors as JSON")
+    compile_.add_argument("--receipt", help="also write the decision's receipt here (--bundle)")
+    compile_.add_argument("--decision-id", help="the receipt's decision id (default: its hash)")
     compile_.set_defaults(handler=_compile)
 
     compare = commands.add_parser("compare", help="plain top-k vs post-filtered vs compiled")
@@ -85,8 +87,20 @@ def _load(path: str) -> CompileInput:
     return load_input(_read_json(path))
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
 def _write(out: TextIO, value: Any) -> None:
-    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    out.write(_dumps(value))
+
+
+def _write_file(path: str, option: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        message = f"cannot write {path}: {exc.strerror}"
+        raise InvalidInput([{"loc": [option], "msg": message}]) from None
 
 
 def _result_code(output: CompileOutput) -> int:
@@ -118,9 +132,20 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"bundle refused: {exc}", file=err)
             return EXIT_REFUSED
         document = compile_input_from_bundle(bundle, _read_json(args.input))
+    elif args.receipt:
+        raise InvalidInput(
+            [{"loc": ["--receipt"], "msg": "a receipt names its bundle: use it with --bundle"}]
+        )
     else:
         document = _load(args.input)
     output = compile_input(document)
+    if args.receipt:
+        from .receipts import make_receipt
+
+        receipt = make_receipt(
+            document, output, bundle_sha256=bundle.sha256, decision_id=args.decision_id
+        )
+        _write_file(args.receipt, "--receipt", _dumps(receipt.to_json()))
     out.write(output.to_json_text() + "\n")  # what _write would print, without the slow encoder
     return _result_code(output)
 
