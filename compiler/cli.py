@@ -1,6 +1,8 @@
-"""`python -m compiler`: compile, compare, sweep, schema, verify-bundle.
+"""`python -m compiler` (`evidence-compiler`): compile, compare, sweep, schema, verify-bundle,
+pull, test.
 
-The only module of the compiler that touches files, stdin/stdout and exit codes.
+With `pull` (the network) and `contract_tests` (test directories), the only modules of the
+compiler that touch files, stdin/stdout and exit codes.
 Exit codes: 0 compiled (or valid), 1 refused (or an invalid bundle), 2 invalid input.
 """
 
@@ -72,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("bundle")
     verify.add_argument("--public-key", required=True, help="a key file or a directory of keys")
     verify.set_defaults(handler=_verify_bundle)
+
+    pull = commands.add_parser("pull", help="fetch, verify and store the latest bundle")
+    pull.add_argument("url", help="the bundle's URL (https, or http on a loopback address)")
+    pull.add_argument("--token-file", required=True, help="a file holding the bearer token")
+    pull.add_argument("--public-key", required=True, help="the pinned key set to verify with")
+    pull.add_argument("--out", required=True, help="the directory holding bundle.json")
+    pull.set_defaults(handler=_pull)
     return parser
 
 
@@ -173,6 +182,13 @@ def _schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     }
     _write(out, schemas if args.which == "both" else schemas[args.which])
     return EXIT_OK
+
+
+def _pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .pull import pull
+
+    return pull(args.url, token_file=args.token_file, public_key=args.public_key,
+                out=args.out, stdout=out, stderr=err)  # fmt: skip
 
 
 def _verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
