@@ -68,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="JSON Schema of the input and output")
     schema.add_argument("--which", choices=["input", "output", "both"], default="both")
+    schema.add_argument("--tests", action="store_true", help="the test directory's files instead")
     schema.set_defaults(handler=_schema)
 
     verify = commands.add_parser("verify-bundle", help="check a bundle's hash and signatures")
@@ -81,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument("--public-key", required=True, help="the pinned key set to verify with")
     pull.add_argument("--out", required=True, help="the directory holding bundle.json")
     pull.set_defaults(handler=_pull)
+
+    test = commands.add_parser("test", help="run a test directory's or a bundle's scenarios")
+    test.add_argument("path", help="a test directory (contract.yaml, scenarios/) or a bundle")
+    test.add_argument("--junit-xml", help="also write JUnit XML here")
+    test.add_argument("--json", action="store_true", help="print the report as JSON")
+    test.add_argument("--public-key", help="verify a bundle with this key set first")
+    test.set_defaults(handler=_test)
     return parser
 
 
@@ -104,9 +112,9 @@ def _write(out: TextIO, value: Any) -> None:
     out.write(_dumps(value))
 
 
-def _write_file(path: str, option: str, text: str) -> None:
+def _write_file(path: str, option: str, data: bytes) -> None:
     try:
-        Path(path).write_text(text, encoding="utf-8")
+        Path(path).write_bytes(data)
     except OSError as exc:
         message = f"cannot write {path}: {exc.strerror}"
         raise InvalidInput([{"loc": [option], "msg": message}]) from None
@@ -154,7 +162,7 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         receipt = make_receipt(
             document, output, bundle_sha256=bundle.sha256, decision_id=args.decision_id
         )
-        _write_file(args.receipt, "--receipt", _dumps(receipt.to_json()))
+        _write_file(args.receipt, "--receipt", _dumps(receipt.to_json()).encode())
     out.write(output.to_json_text() + "\n")  # what _write would print, without the slow encoder
     return _result_code(output)
 
@@ -176,6 +184,11 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.tests:
+        from .contract_tests import file_schemas
+
+        _write(out, file_schemas())
+        return EXIT_OK
     schemas = {
         "input": CompileInput.model_json_schema(),
         "output": CompileOutput.model_json_schema(mode="serialization", by_alias=True),
@@ -189,6 +202,27 @@ def _pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     return pull(args.url, token_file=args.token_file, public_key=args.public_key,
                 out=args.out, stdout=out, stderr=err)  # fmt: skip
+
+
+def _test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .contract_tests import junit_xml, load_tests, run_tests, summary_text
+
+    keys = None
+    if args.public_key:
+        from .keys import KeyLoadError, load_public_keys
+
+        try:
+            keys = load_public_keys(args.public_key)
+        except KeyLoadError as exc:
+            raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
+    report = run_tests(load_tests(args.path, keys))
+    if args.junit_xml:
+        _write_file(args.junit_xml, "--junit-xml", junit_xml(report))
+    if args.json:
+        _write(out, report.to_json())
+    else:
+        print(summary_text(report), file=out)
+    return EXIT_OK if report.passed else EXIT_REFUSED
 
 
 def _verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
