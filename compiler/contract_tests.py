@@ -315,7 +315,7 @@ def _check_slots(
 
 
 def _one_file(root: Path, stem: str, problems: list[dict[str, Any]]) -> Path | None:
-    found = [root / f"{stem}{suffix}" for suffix in SUFFIXES if (root / f"{stem}{suffix}").is_file()]
+    found = [p for p in (root / f"{stem}{suffix}" for suffix in SUFFIXES) if p.is_file()]
     if len(found) == 1:
         return found[0]
     message = (f"more than one of {', '.join(p.name for p in found)}" if found
@@ -544,8 +544,8 @@ def junit_xml(report: Report) -> bytes:
                               tests=str(len(scenario.cases)), failures=str(scenario.failed),
                               errors="0", skipped="0")  # fmt: skip
         for case in scenario.cases:
-            element = ET.SubElement(suite, "testcase", name=case.name,
-                                    classname=f"{report.decision_type}.{scenario.name}")  # fmt: skip
+            classname = f"{report.decision_type}.{scenario.name}"
+            element = ET.SubElement(suite, "testcase", name=case.name, classname=classname)
             if case.failures:
                 failure = ET.SubElement(element, "failure", message=case.failures[0])
                 failure.text = "\n".join(case.failures)
