@@ -19,7 +19,7 @@ LOWEST_TESTS ?= tests/compiler/test_compiler_oracles.py tests/compiler/test_comp
 	tests/compiler/test_bundle.py tests/workbench/test_workbench_views.py \
 	tests/workbench/test_query_parameters.py
 
-.PHONY: run test test-fast test-lowest lint bench demo-compile clean
+.PHONY: run test test-fast test-lowest lint bench demo-compile dist-compiler clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
@@ -69,8 +69,15 @@ bench: $(STAMP)
 	$(BIN)/python bench/compile_scale.py
 	$(BIN)/python bench/sweep.py
 
+## dist-compiler: the standalone evidence-compiler wheel and sdist (only `compiler/`) in dist/
+dist-compiler: $(STAMP)
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist packaging/evidence-compiler
+	$(BIN)/python -c 'import sys; sys.path.insert(0, "packaging/evidence-compiler"); \
+		import backend; print("dist/" + backend.build_sdist("dist"))'
+	ls dist/evidence_compiler-*
+
 demo-compile: $(STAMP)
 	$(BIN)/python -m compiler compile examples/atlas.json
 
 clean:
-	rm -rf $(VENV) $(LOWEST) .pytest_cache
+	rm -rf $(VENV) $(LOWEST) .pytest_cache dist

@@ -1,6 +1,8 @@
-"""`python -m compiler`: compile, compare, sweep, schema, verify-bundle.
+"""`python -m compiler` (`evidence-compiler`): compile, compare, sweep, schema, verify-bundle,
+pull, test.
 
-The only module of the compiler that touches files, stdin/stdout and exit codes.
+With `pull` (the network) and `contract_tests` (test directories), the only modules of the
+compiler that touch files, stdin/stdout and exit codes.
 Exit codes: 0 compiled (or valid), 1 refused (or an invalid bundle), 2 invalid input.
 """
 
@@ -46,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("--bundle", help="take the contract from this verified bundle")
     compile_.add_argument("--public-key", help="key file or directory to verify --bundle with")
     compile_.add_argument("--json", action="store_true", help="print input errors as JSON")
+    compile_.add_argument("--receipt", help="also write the decision's receipt here (--bundle)")
+    compile_.add_argument("--decision-id", help="the receipt's decision id (default: its hash)")
     compile_.set_defaults(handler=_compile)
 
     compare = commands.add_parser("compare", help="plain top-k vs post-filtered vs compiled")
@@ -64,12 +68,27 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="JSON Schema of the input and output")
     schema.add_argument("--which", choices=["input", "output", "both"], default="both")
+    schema.add_argument("--tests", action="store_true", help="the test directory's files instead")
     schema.set_defaults(handler=_schema)
 
     verify = commands.add_parser("verify-bundle", help="check a bundle's hash and signatures")
     verify.add_argument("bundle")
     verify.add_argument("--public-key", required=True, help="a key file or a directory of keys")
     verify.set_defaults(handler=_verify_bundle)
+
+    pull = commands.add_parser("pull", help="fetch, verify and store the latest bundle")
+    pull.add_argument("url", help="the bundle's URL (https, or http on a loopback address)")
+    pull.add_argument("--token-file", required=True, help="a file holding the bearer token")
+    pull.add_argument("--public-key", required=True, help="the pinned key set to verify with")
+    pull.add_argument("--out", required=True, help="the directory holding bundle.json")
+    pull.set_defaults(handler=_pull)
+
+    test = commands.add_parser("test", help="run a test directory's or a bundle's scenarios")
+    test.add_argument("path", help="a test directory (contract.yaml, scenarios/) or a bundle")
+    test.add_argument("--junit-xml", help="also write JUnit XML here")
+    test.add_argument("--json", action="store_true", help="print the report as JSON")
+    test.add_argument("--public-key", help="verify a bundle with this key set first")
+    test.set_defaults(handler=_test)
     return parser
 
 
@@ -85,8 +104,20 @@ def _load(path: str) -> CompileInput:
     return load_input(_read_json(path))
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
 def _write(out: TextIO, value: Any) -> None:
-    out.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    out.write(_dumps(value))
+
+
+def _write_file(path: str, option: str, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as exc:
+        message = f"cannot write {path}: {exc.strerror}"
+        raise InvalidInput([{"loc": [option], "msg": message}]) from None
 
 
 def _result_code(output: CompileOutput) -> int:
@@ -118,9 +149,20 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"bundle refused: {exc}", file=err)
             return EXIT_REFUSED
         document = compile_input_from_bundle(bundle, _read_json(args.input))
+    elif args.receipt:
+        raise InvalidInput(
+            [{"loc": ["--receipt"], "msg": "a receipt names its bundle: use it with --bundle"}]
+        )
     else:
         document = _load(args.input)
     output = compile_input(document)
+    if args.receipt:
+        from .receipts import make_receipt
+
+        receipt = make_receipt(
+            document, output, bundle_sha256=bundle.sha256, decision_id=args.decision_id
+        )
+        _write_file(args.receipt, "--receipt", _dumps(receipt.to_json()).encode())
     out.write(output.to_json_text() + "\n")  # what _write would print, without the slow encoder
     return _result_code(output)
 
@@ -142,12 +184,45 @@ def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.tests:
+        from .contract_tests import file_schemas
+
+        _write(out, file_schemas())
+        return EXIT_OK
     schemas = {
         "input": CompileInput.model_json_schema(),
         "output": CompileOutput.model_json_schema(mode="serialization", by_alias=True),
     }
     _write(out, schemas if args.which == "both" else schemas[args.which])
     return EXIT_OK
+
+
+def _pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .pull import pull
+
+    return pull(args.url, token_file=args.token_file, public_key=args.public_key,
+                out=args.out, stdout=out, stderr=err)  # fmt: skip
+
+
+def _test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .contract_tests import junit_xml, load_tests, run_tests, summary_text
+
+    keys = None
+    if args.public_key:
+        from .keys import KeyLoadError, load_public_keys
+
+        try:
+            keys = load_public_keys(args.public_key)
+        except KeyLoadError as exc:
+            raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
+    report = run_tests(load_tests(args.path, keys))
+    if args.junit_xml:
+        _write_file(args.junit_xml, "--junit-xml", junit_xml(report))
+    if args.json:
+        _write(out, report.to_json())
+    else:
+        print(summary_text(report), file=out)
+    return EXIT_OK if report.passed else EXIT_REFUSED
 
 
 def _verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -1,0 +1,173 @@
+"""`evidence-compiler test DIR|BUNDLE` (compiler.contract_tests): the test directory format,
+its exit codes (0 hold, 1 a failure, 2 invalid files, every problem located), JUnit XML and
+the JSON report."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+import yaml
+from atlas_bundle import ROOT, atlas_bundle, atlas_scenario, key_set
+
+from compiler.cli import main
+from compiler.contract_tests import NEEDS_YAML, ScenarioFile, file_schemas
+
+EXAMPLE = ROOT / "examples" / "tests" / "credit.review.continuation"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["test", *map(str, argv)], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def directory(tmp_path):
+    target = tmp_path / "credit"
+    shutil.copytree(EXAMPLE, target)
+    return target
+
+
+def edit(path, change) -> None:
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_the_example_directory_holds_and_writes_junit_xml(directory, tmp_path):
+    junit = tmp_path / "junit.xml"
+    code, out, err = run(directory, "--junit-xml", junit)
+    assert code == 0, out + err
+    assert "ok   atlas-base: compiled, 4 expectations" in out
+    root = ET.parse(junit).getroot()
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "atlas-base" and suite.get("failures") == "0"
+    names = [case.get("name") for case in suite.findall("testcase")]
+    assert "slot waiver_valid is unknown" in names
+    assert "shift_days(+1)" in names and "contaminate(50)" in names
+    assert "swap_principal(outsider, outsider_role)" in names
+    hidden = next(c for c in suite.findall("testcase") if c.get("name").startswith("hide("))
+    assert json.loads(hidden.find("system-out").text)  # its flips
+
+
+def test_a_wrong_expectation_fails_with_exit_1_naming_slot_and_states(directory, tmp_path):
+    def expect_waiver(data):
+        data["expected"]["slots"]["waiver_valid"] = "supported"
+        data["variants"][0]["expected"]["slots"]["facility_limit"] = "supported"
+
+    edit(directory / "scenarios" / "atlas-base.yaml", expect_waiver)
+    junit = tmp_path / "junit.xml"
+    code, out, _ = run(directory, "--junit-xml", junit)
+    assert code == 1
+    assert "FAIL atlas-base" in out
+    assert "slot waiver_valid: expected supported, got unknown" in out
+    assert "swap_principal(outsider, outsider_role): slot facility_limit: expected supported, " \
+        "got unknown" in out
+    cases = ET.parse(junit).iter("testcase")
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert failed == ["slot waiver_valid is supported", "swap_principal(outsider, outsider_role)"]
+
+
+def test_admitted_and_rejected_ids_are_checked_when_given(directory):
+    def expect_ids(data):
+        data["expected"]["admitted"] = ["facility-F102"]
+
+    edit(directory / "scenarios" / "atlas-base.yaml", expect_ids)
+    code, out, _ = run(directory, "--json")
+    assert code == 1
+    report = json.loads(out)
+    (check,) = [c for c in report["scenarios"][0]["cases"] if c["name"] == "admitted ids"]
+    assert check["failures"][0].startswith("admitted: admitted but not expected: ")
+
+
+def test_invalid_files_exit_2_listing_every_problem_with_file_and_location(directory):
+    def break_scenario(data):
+        data["expected"]["slots"]["no_such_slot"] = "unknown"
+        data["request"]["token_budget"] = -1
+        data["variants"][0]["perturbation"] = {"operator": "teleport"}
+
+    edit(directory / "scenarios" / "atlas-base.yaml", break_scenario)
+    edit(directory / "corpora" / "atlas.yaml",
+         lambda data: data["candidates"][0].update(relevance=3))  # fmt: skip
+    (directory / "scenarios" / "broken.yaml").write_text("name: [unclosed\n")
+    code, out, err = run(directory, "--json")
+    assert code == 2
+    errors = json.loads(out)["errors"]
+    located = {(e["file"].split("credit/")[1], tuple(e["loc"])) for e in errors}
+    assert located >= {
+        ("scenarios/atlas-base.yaml", ("expected", "slots", "no_such_slot")),
+        ("scenarios/atlas-base.yaml", ("request", "token_budget")),
+        ("scenarios/atlas-base.yaml", ("variants", 0, "perturbation")),
+        ("corpora/atlas.yaml", ("candidates", 0, "relevance")),
+        ("scenarios/broken.yaml", ()),
+    }
+    assert any("not valid YAML" in e["msg"] and "line 2" in e["msg"] for e in errors)
+    code, _, err = run(directory)
+    assert code == 2 and "scenarios/atlas-base.yaml: expected.slots.no_such_slot" in err
+
+
+def test_a_perturbation_of_a_candidate_the_corpus_lacks_is_an_invalid_file(directory):
+    def hide_unknown(data):
+        data["variants"][0]["perturbation"] = {"operator": "hide", "args": {"candidate_id": "x"}}
+
+    edit(directory / "scenarios" / "atlas-base.yaml", hide_unknown)
+    code, out, _ = run(directory, "--json")
+    assert code == 2
+    (error,) = json.loads(out)["errors"]
+    assert error["loc"] == ["variants", 0, "perturbation"] and "no candidate 'x'" in error["msg"]
+
+
+def test_a_scenario_names_a_corpus_or_carries_one_not_both(directory):
+    edit(directory / "scenarios" / "atlas-base.yaml", lambda data: data.update(candidates=[]))
+    code, out, _ = run(directory, "--json")
+    assert code == 2
+    assert "either `corpus`" in json.loads(out)["errors"][0]["msg"]
+    code, _, err = run(directory.parent / "nothing-here")
+    assert code == 2 and "no such test directory" in err
+
+
+def test_json_files_need_no_yaml_and_yaml_without_pyyaml_is_a_clear_error(directory, monkeypatch):
+    for path in directory.rglob("*.yaml"):
+        path.with_suffix(".json").write_text(json.dumps(yaml.safe_load(path.read_text())))
+        path.unlink()
+    real_import = builtins.__import__
+
+    def no_yaml(name, *args, **kwargs):
+        if name == "yaml":
+            raise ImportError("No module named 'yaml'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_yaml)
+    assert run(directory)[0] == 0
+    (directory / "scenarios" / "extra.yaml").write_text("name: extra\n")
+    code, _, err = run(directory)
+    assert code == 2 and NEEDS_YAML in err
+
+
+def test_a_bundle_runs_its_own_scenarios_verified_when_keys_are_given(tmp_path):
+    path = tmp_path / "b.json"
+    failing = atlas_scenario("expects-a-waiver", slots={"waiver_valid": "supported"})
+    path.write_bytes(atlas_bundle(scenarios=[atlas_scenario(), failing]))
+    keys = key_set(tmp_path / "keys")
+    code, out, _ = run(path, "--public-key", keys)
+    assert code == 1
+    assert "ok   atlas-base" in out and "FAIL expects-a-waiver" in out
+    tampered = tmp_path / "t.json"
+    tampered.write_bytes(path.read_bytes().replace(b'"maya"', b'"mark"', 1))
+    code, _, err = run(tampered, "--public-key", keys)
+    assert code == 2 and "not a usable bundle" in err and "altered" in err
+
+
+def test_schema_tests_publishes_the_three_file_schemas():
+    out = io.StringIO()
+    assert main(["schema", "--tests"], out, io.StringIO()) == 0
+    schemas = json.loads(out.getvalue())
+    assert schemas == json.loads(json.dumps(file_schemas()))
+    assert set(schemas) == {"contract", "scenario", "corpus"}
+    assert schemas["scenario"]["title"] == ScenarioFile.__name__
+    assert "expected" in schemas["scenario"]["required"]
