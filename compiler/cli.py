@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from .codes import Result
 from .errors import InvalidInput
-from .loading import load_input
+from .loading import collection_paused, load_input
 from .models import CompileInput, CompileOutput
 
 EXIT_OK, EXIT_REFUSED, EXIT_INVALID = 0, 1, 2
@@ -29,7 +29,10 @@ def main(
     err = stderr or sys.stderr
     args = _parser().parse_args(argv)
     try:
-        return args.handler(args, out, err)
+        # A command reads, validates, compiles and writes objects that live until it ends:
+        # the cyclic collector would only rescan them (see `collection_paused`).
+        with collection_paused():
+            return args.handler(args, out, err)
     except InvalidInput as invalid:
         if getattr(args, "json", False):
             _write(out, invalid.to_json())
