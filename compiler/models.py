@@ -178,6 +178,12 @@ class Candidate(Frozen):
 
     @model_validator(mode="after")
     def _consistent(self) -> Candidate:
+        # Candidates of one pool set the same few sets of fields: they share one set object
+        # (a frozen model never changes it; a copy copies it), 700 bytes less per candidate.
+        fields_set = self.__pydantic_fields_set__
+        shared = _FIELDS_SETS.setdefault(frozenset(fields_set), fields_set)
+        if shared is not fields_set:
+            object.__setattr__(self, "__pydantic_fields_set__", shared)
         # Most candidates list no forms, floor, required group or dependency: one test each.
         forms, floor = self.forms, self.floor
         if not (forms or floor is not None or self.group_required or self.depends_on) and (
@@ -212,6 +218,11 @@ class Candidate(Frozen):
         floor = self.floor or 0
         forms = [f for f in (*self.forms, full) if f.rank >= floor]
         return sorted(forms, key=lambda f: (f.tokens, -f.rank))
+
+
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+"""One set object per distinct set of fields a candidate was given (one per combination of
+its optional fields at most)."""
 
 
 class CompileInput(Frozen):
