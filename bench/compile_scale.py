@@ -2,6 +2,7 @@
 
     python bench/compile_scale.py [--sizes 1000 10000 100000] [--repeat 5] [--top-k 10]
     python bench/compile_scale.py --whole-process [--sizes 1000 100000] [--seed-file PATH]
+    python bench/compile_scale.py --memory [--sizes 100000 1000000]
 
 For each pool: the median time to validate the JSON document into a CompileInput, the median
 compile time on the validated input, and in the same run the median time of the baseline a
@@ -15,6 +16,10 @@ reference program is not part of this repository: it is cut out of the seed file
 (`--seed-file PATH`, the chapter text that holds it; a `shared/seeds/000_*.txt` in the folder
 above the checkout is found by itself); without it the comparison is skipped with a message.
 Targets: at most 0.5x the reference at 100k, 1.5x at 1k.
+
+`--memory` prints the peak resident memory of `python -m compiler compile FILE` for each pool
+and the bytes per candidate above a one-candidate pool's peak (targets: at most 1.5 KB per
+candidate; the 1M pool within 2 GiB).
 
 The pool is synthetic and seeded: a 10-proposition contract, candidates spread over entities,
 roles, purposes, classes (accepted, weak and unknown), validity windows and supersession, so
@@ -209,6 +214,31 @@ def whole_process(sizes: list[int], repeat: int, seed_file: str | None) -> int:
     return 0
 
 
+MEMORY_TARGET_BYTES = 1536  # per validated candidate
+MEMORY_LIMIT_MIB = 2048  # the whole 1M-candidate compile
+
+
+def memory(sizes: list[int]) -> int:
+    """Peak resident memory of `python -m compiler compile FILE` per pool, and the bytes each
+    candidate adds to it (over a one-candidate pool's peak: the interpreter and the imports)."""
+    print(f"{'pool':>9} {'peak MiB':>9} {'bytes/candidate':>16} {'target':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        floor = None
+        for size in [1, *sizes]:
+            path = Path(tmp, f"pool-{size}.json")
+            path.write_text(json.dumps(make_document(size)), encoding="utf-8")
+            _, peak = run_child([sys.executable, "-m", "compiler", "compile", str(path)])
+            path.unlink()
+            if floor is None:
+                floor = peak
+                continue
+            per = (peak - floor) * 2**20 / size
+            print(f"{size:>9} {peak:>9.0f} {per:>16.0f} {MEMORY_TARGET_BYTES:>7}")
+    print(f"targets: at most {MEMORY_TARGET_BYTES} bytes per candidate, "
+          f"{MEMORY_LIMIT_MIB} MiB at 1M")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
@@ -217,7 +247,12 @@ def main() -> int:
     parser.add_argument("--whole-process", action="store_true",
                         help="time python -m compiler against the seed's reference program")
     parser.add_argument("--seed-file", help="the seed file holding the reference program")
+    parser.add_argument("--memory", action="store_true",
+                        help="peak memory of python -m compiler, per candidate (100k and 1M)")
     args = parser.parse_args()
+    if args.memory:
+        sizes = args.sizes if "--sizes" in sys.argv else [100_000, 1_000_000]
+        return memory(sizes)
     if args.whole_process:
         return whole_process(args.sizes, args.repeat, args.seed_file)
 

@@ -17,10 +17,14 @@ from typing import Any, TextIO
 from .codes import Result
 from .errors import InvalidInput
 from .jsonio import parse_json
-from .loading import load_input
+from .loading import collection_paused, load_input
 from .models import CompileInput, CompileOutput
 
 EXIT_OK, EXIT_REFUSED, EXIT_INVALID = 0, 1, 2
+
+RETAINED_UNTIL_EXIT: list[Any] | None = None
+"""Set by `python -m compiler`, which ends the process without tearing its objects down: a
+compile's input and output are kept here rather than freed one by one just before the end."""
 
 
 def main(
@@ -30,7 +34,10 @@ def main(
     err = stderr or sys.stderr
     args = _parser().parse_args(argv)
     try:
-        return args.handler(args, out, err)
+        # A command reads, validates, compiles and writes objects that live until it ends:
+        # the cyclic collector would only rescan them (see `collection_paused`).
+        with collection_paused():
+            return args.handler(args, out, err)
     except InvalidInput as invalid:
         if getattr(args, "json", False):
             _write(out, invalid.to_json())
@@ -156,6 +163,8 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         document = _load(args.input)
     output = compile_input(document)
+    if RETAINED_UNTIL_EXIT is not None:
+        RETAINED_UNTIL_EXIT.append((document, output))
     if args.receipt:
         from .receipts import make_receipt
 

@@ -178,6 +178,18 @@ class Candidate(Frozen):
 
     @model_validator(mode="after")
     def _consistent(self) -> Candidate:
+        # Candidates of one pool set the same few sets of fields: they share one set object
+        # (a frozen model never changes it; a copy copies it), 700 bytes less per candidate.
+        fields_set = self.__pydantic_fields_set__
+        shared = _FIELDS_SETS.setdefault(frozenset(fields_set), fields_set)
+        if shared is not fields_set:
+            object.__setattr__(self, "__pydantic_fields_set__", shared)
+        # Most candidates list no forms, floor, required group or dependency: one test each.
+        forms, floor = self.forms, self.floor
+        if not (forms or floor is not None or self.group_required or self.depends_on) and (
+            self.valid_to is None or self.valid_to >= self.valid_from
+        ):
+            return self
         if self.valid_to is not None and self.valid_to < self.valid_from:
             raise ValueError(
                 f"valid_to {self.valid_to} is before valid_from {self.valid_from}"
@@ -208,6 +220,11 @@ class Candidate(Frozen):
         return sorted(forms, key=lambda f: (f.tokens, -f.rank))
 
 
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+"""One set object per distinct set of fields a candidate was given (one per combination of
+its optional fields at most)."""
+
+
 class CompileInput(Frozen):
     request: Request
     contract: Contract
@@ -226,11 +243,8 @@ class CompileInput(Frozen):
     @model_validator(mode="wrap")
     @classmethod
     def _every_problem_at_once(cls, data: Any, handler: Any) -> CompileInput:
-        """Validate with candidates in id order, reporting errors at the caller's indices.
-
-        Id order is the canonical order every pass works in; building the models in that order
-        also keeps a large pool's objects in memory in the order the passes walk them.
-        """
+        """Validate, listing every problem at the caller's indices, with the candidates then
+        put in id order."""
         if isinstance(data, CompileInput):
             return data
         from .validation import (
@@ -239,23 +253,26 @@ class CompileInput(Frozen):
             unsafe_integer_problems,
         )
 
-        order = _id_order(data)
-        ordered = data if order is None else {
-            **data, "candidates": [data["candidates"][i] for i in order]
-        }
         problems: list[InitErrorDetails] = []
         model = None
         try:
-            model = handler(ordered)
+            model = handler(data)
         except ValidationError as exc:
             problems.extend(
                 InitErrorDetails(
                     type=PydanticCustomError(e["type"], _escape(e["msg"])),
-                    loc=_original_location(e["loc"], order),
+                    loc=e["loc"],
                     input=e.get("input"),
                 )
                 for e in exc.errors()
             )
+        else:
+            # Validated in the caller's order (so errors carry the caller's indices), then put
+            # in id order, the canonical order every pass works in. A stable sort, so a
+            # duplicate id (reported below) keeps the caller's order.
+            # (Sorting a pool already in id order is one linear pass.)
+            ordered = tuple(sorted(model.candidates, key=attrgetter("id")))
+            object.__setattr__(model, "candidates", ordered)
         # The raw-document checks run only when there is something to locate: a valid model
         # that one pass over it finds clean needs no second walk over the JSON.
         if model is None or may_have_problems(model):
@@ -273,32 +290,6 @@ class CompileInput(Frozen):
         assert model is not None
         model._ordered = model.candidates
         return model
-
-
-def _id_order(data: Any) -> list[int] | None:
-    """Indices of the candidates sorted by id, or None when they cannot be sorted yet."""
-    if not isinstance(data, dict):
-        return None
-    candidates = data.get("candidates")
-    if not isinstance(candidates, list | tuple):
-        return None
-    try:
-        ids = [item["id"] for item in candidates]
-    except (TypeError, KeyError):
-        ids = [
-            item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
-            for item in candidates
-        ]
-    if not all(isinstance(item_id, str) for item_id in ids):
-        return None
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    return None if order == list(range(len(ids))) else order
-
-
-def _original_location(loc: tuple[Any, ...], order: list[int] | None) -> tuple[Any, ...]:
-    if order is not None and len(loc) >= 2 and loc[0] == "candidates" and isinstance(loc[1], int):
-        return ("candidates", order[loc[1]], *loc[2:])
-    return loc
 
 
 def _location_key(loc: Any) -> tuple[tuple[int, Any], ...]:

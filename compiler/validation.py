@@ -170,9 +170,10 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "superseded_by"),
                 f"superseded_by names '{replaced_by}', which is not among the candidates",
             )
-        elif isinstance(replaced_by, str) and (
-            item.get("id") in looping
-            if first_index.get(item.get("id")) == index
+        elif isinstance(replaced_by, str) and isinstance(item_id := item.get("id"), str) and (
+            # (an id that is no string, reported by pydantic, is on no loop: nothing names it)
+            item_id in looping
+            if first_index.get(item_id) == index
             else _supersession_loops(item, candidates, first_index)
         ):
             yield (

@@ -1,0 +1,72 @@
+"""The fast paths of loading a document change nothing a caller can see: the JSON parser, the
+shared field sets of candidates, and the raw-document checks on malformed ids."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from evidence_factories import candidate, document
+
+from compiler import InvalidInput, load_input
+from compiler.cli import main
+from compiler.jsonio import _loads as _parse_json
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',  # the last duplicate key wins
+        "123456789012345678901234567890",
+        "[-0, -0.0, 1e400, 1E5, 0.1, 5e-324, 1.7976931348623157e308]",
+        "[NaN, Infinity, -Infinity]",
+        '"\\u00e9\\ud83d\\ude00"',
+        '"\\ud800"',  # a lone surrogate: pydantic-core refuses it, json.loads decides
+        "[" * 300 + "]" * 300,  # deeper than pydantic-core's parser goes
+    ],
+)
+def test_the_parser_reads_what_json_loads_reads(text):
+    assert repr(_parse_json(text)) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"a": 1} x', "\ufeff{}", '"\x01"', "[1,]"])
+def test_the_parser_fails_as_json_loads_fails(text):
+    with pytest.raises(json.JSONDecodeError) as ours:
+        _parse_json(text)
+    with pytest.raises(json.JSONDecodeError) as theirs:
+        json.loads(text)
+    assert (ours.value.msg, ours.value.pos) == (theirs.value.msg, theirs.value.pos)
+
+
+def test_the_cli_names_a_json_error_by_line_and_column(tmp_path, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text('{\n  "request": ,\n}', encoding="utf-8")
+    assert main(["compile", str(path)]) == 2
+    assert "not valid JSON: Expecting value at line 2 column 14" in capsys.readouterr().err
+
+
+def test_candidates_with_the_same_fields_share_one_field_set_and_copies_keep_their_own():
+    doc = load_input(
+        document(candidate("a"), candidate("b"), candidate("c", group="g"), token_budget=0)
+    )
+    a, b, c = doc.candidates
+    assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
+    assert "group" in c.model_dump(exclude_unset=True)
+    assert "group" not in a.model_dump(exclude_unset=True)
+    changed = a.model_copy(update={"floor": 0})
+    changed.__pydantic_fields_set__.add("floor")  # what a copy's own bookkeeping may do
+    assert "floor" not in b.__pydantic_fields_set__
+
+
+@pytest.mark.parametrize("bad_id", [["a"], {"x": 1}, 7])
+def test_an_id_that_is_not_a_string_is_reported_next_to_other_problems(bad_id):
+    doc = document(
+        candidate("a", superseded_by="b"), candidate("b", superseded_by="a"),
+        candidate("c", superseded_by="a"),
+    )
+    doc["candidates"][2]["id"] = bad_id
+    with pytest.raises(InvalidInput) as raised:
+        load_input(doc)
+    locations = [tuple(e["loc"]) for e in raised.value.errors]
+    assert ("candidates", 2, "id") in locations
+    assert ("candidates", 0, "superseded_by") in locations  # the a <-> b loop, still found
