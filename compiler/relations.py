@@ -290,7 +290,8 @@ def _changes_are_findings(what: str | Callable[[Case], str]) -> Judge:
                 verdicts.append(case.verdict(
                     FINDING, key,
                     f"{cause}: {key} stays {case.after[key]} but rests on "
-                    f"{', '.join(now) or 'nothing'} instead of {', '.join(was) or 'nothing'}",
+                    f"{', '.join(now) or 'nothing'} instead of {', '.join(was) or 'nothing'} "
+                    f"— {reasons}",
                     [*was, *now],
                 ))  # fmt: skip
             else:
@@ -302,7 +303,8 @@ def _changes_are_findings(what: str | Callable[[Case], str]) -> Judge:
 
 def _date_cause(case: Case) -> str:
     on = case.variant.request.decision_date if case.variant.request else None
-    return f"{label(case.perturbation, case.context.document)} ({on})" if on else case.name
+    shown = label(case.perturbation, case.context.document)
+    return f"{shown}, deciding on {on}" if on else shown
 
 
 def _plan_must_change(judge: Judge) -> Judge:
@@ -541,7 +543,7 @@ RELATIONS: dict[str, Relation] = {
             "the plan id changes; the slots resting on what expired may change",
             "an unchanged plan id is a violation; each flip is a finding naming the items that "
             "left or entered and the date",
-            lambda p, d: f"the day after the plan expires ({p.args['valid_until']})",
+            lambda p, d: f"the day after the plan expires on {p.args['valid_until']}",
             _plan_must_change(_changes_are_findings(_date_cause)),
         ),
     )
