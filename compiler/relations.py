@@ -556,6 +556,11 @@ def judge(
     """One verdict per proposition of the contract (whole-variant faults first), in contract
     order. A slot the relation leaves unjudged is a finding when it flipped, else expected."""
     case = Case(perturbation, base, variant, context)
+    if _refused_alike(base, variant):
+        # Nothing was compiled on either side: no relation about slots or admission applies.
+        reason = base.refusal.reason if base.refusal else REFUSED
+        return [case.verdict(EXPECTED, key, f"refused ({reason}), as the base is")
+                for key in case.before]
     verdicts = RELATIONS[perturbation.operator].judge(case)
     judged = {v.proposition for v in verdicts}
     for key in case.before:
@@ -565,6 +570,14 @@ def judge(
     order = {p.key: i for i, p in enumerate(context.document.contract.propositions)}
     return sorted(
         verdicts, key=lambda v: -1 if v.proposition is None else order.get(v.proposition, 0)
+    )
+
+
+def _refused_alike(base: CompileOutput, variant: CompileOutput) -> bool:
+    return (
+        base.result is Result.REFUSED
+        and variant.result is Result.REFUSED
+        and base.refusal == variant.refusal
     )
 
 

@@ -335,3 +335,9 @@ def test_contamination_and_outsider_relations_hold_for_any_corpus(doc):
     violations = [v for r in report["perturbations"] for v in r["verdicts"]
                   if v["kind"] == "violation"]
     assert violations == []
+
+
+def test_a_variant_refused_like_its_base_is_expected_whatever_the_relation():
+    revoked = request(delegation=delegation(revoked=True))
+    r = row(document(candidate("a"), req=revoked), "contradict_first")
+    assert r["result"] == "refused" and kinds(r) == []
