@@ -81,7 +81,7 @@ class Case:
     variant: CompileOutput
     context: Context
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.perturbation.name
 

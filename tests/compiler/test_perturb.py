@@ -121,9 +121,9 @@ def test_contaminants_all_fail_admission_and_outrank_everything(atlas):
     assert reasons == {"not_authorised", "not_applicable", "wrong_evidence_class"}
 
 
-def test_moving_the_decision_a_day_changes_the_governing_rule():
-    # A local transition addendum governs until midnight on its last day; then the group
-    # manual applies. Text and identity are unchanged; only the date moves.
+def expiring_document():
+    """A local transition addendum governs until midnight on its last day (the decision date);
+    then the group manual it supersedes applies."""
     addendum = candidate(
         "addendum-L1", evidence_class="policy_clause", supports=["continuation_rule"],
         valid_from="2026-07-01", valid_to="2026-09-30", relevance=0.6,
@@ -137,7 +137,12 @@ def test_moving_the_decision_a_day_changes_the_governing_rule():
         "purposes": ["annual_credit_review"],
         "propositions": [{"key": "continuation_rule", "accepted_classes": ["policy_clause"]}],
     }
-    base_doc = load_input(document(addendum, manual, con=con, decision_date="2026-09-30"))
+    return document(addendum, manual, con=con, decision_date="2026-09-30")
+
+
+def test_moving_the_decision_a_day_changes_the_governing_rule():
+    # Text and identity are unchanged; only the date moves.
+    base_doc = load_input(expiring_document())
     base = compile_input(base_doc)
     assert base.packet_ids == ("addendum-L1",)
     assert str(base.valid_until) == "2026-09-30"

@@ -12,6 +12,7 @@ from evidence_factories import candidate, contract, delegation, document, propos
 from hypothesis import HealthCheck, given, settings
 from pydantic import ValidationError
 from test_compiler_properties import ANY_DOC
+from test_perturb import expiring_document
 
 from compiler import load_input
 from compiler.perturb import OPERATORS, Perturbation, sweep
@@ -200,16 +201,7 @@ def test_a_substituted_class_that_still_establishes_its_slot_is_a_finding():
 
 
 def expiring_doc():
-    addendum = candidate(
-        "addendum-L1", evidence_class="policy_clause", supports=["continuation_rule"],
-        valid_from="2026-07-01", valid_to="2026-09-30", relevance=0.6,
-    )
-    manual = candidate(
-        "manual-G4", evidence_class="policy_clause", supports=["continuation_rule"],
-        valid_from="2026-01-01", superseded_by="addendum-L1", relevance=0.5,
-    )
-    con = contract(proposition("continuation_rule", "policy_clause"))
-    return document(addendum, manual, con=con, decision_date="2026-09-30")
+    return expiring_document()
 
 
 def test_a_decision_that_changes_within_a_day_is_a_finding_naming_item_and_date():
