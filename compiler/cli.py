@@ -3,7 +3,8 @@ pull, test.
 
 With `pull` (the network) and `contract_tests` (test directories), the only modules of the
 compiler that touch files, stdin/stdout and exit codes.
-Exit codes: 0 compiled (or valid), 1 refused (or an invalid bundle), 2 invalid input.
+Exit codes: 0 compiled (or valid), 1 refused (or an invalid bundle, or a sweep with a
+violation or a failed expectation), 2 invalid input.
 """
 
 from __future__ import annotations
@@ -70,7 +71,15 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--weak-class", action="append", default=[], help="a class to substitute first (repeatable)"
     )
-    sweep.add_argument("--json", action="store_true")
+    sweep.add_argument(
+        "--tier", action="append", default=[], metavar="CLASS=TIER",
+        help="a class's authority tier, named in corpus findings (repeatable)",
+    )
+    sweep.add_argument(
+        "--expectations", help="a JSON list of variant expectations (operator, args, "
+        "proposition, state)",
+    )
+    sweep.add_argument("--json", action="store_true", help="print the whole sweep as JSON")
     sweep.set_defaults(handler=_sweep)
 
     schema = commands.add_parser("schema", help="JSON Schema of the input and output")
@@ -186,10 +195,60 @@ def _compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .perturb import sweep
+    """The sweep with its verdicts; exit 1 on any violation or failed expectation."""
+    from pydantic import TypeAdapter, ValidationError
 
-    _write(out, sweep(_load(args.input), weak_classes=args.weak_class))
-    return EXIT_OK
+    from .perturb import sweep
+    from .relations import VariantExpectation
+
+    tiers = {}
+    for given in args.tier:
+        cls, _, tier = given.partition("=")
+        if not cls or not tier:
+            raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}' is not CLASS=TIER"}])
+        tiers[cls] = tier
+    expectations: list[VariantExpectation] = []
+    if args.expectations:
+        try:
+            expectations = TypeAdapter(list[VariantExpectation]).validate_python(
+                _read_json(args.expectations)
+            )
+        except ValidationError as exc:
+            raise InvalidInput(
+                [{"loc": ["--expectations", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+            ) from None
+    report = sweep(
+        _load(args.input), weak_classes=args.weak_class, expectations=expectations, tiers=tiers
+    )
+    if args.json:
+        _write(out, report)
+    else:
+        _print_verdicts(report, out)
+    return EXIT_OK if report["passed"] else EXIT_REFUSED
+
+
+def _print_verdicts(report: dict[str, Any], out: TextIO) -> None:
+    totals = report["totals"]
+    print(
+        f"{totals['perturbations']} perturbations: {totals['violations']} violation(s), "
+        f"{totals['findings']} finding(s), {totals['expectation_failures']} failed "
+        "expectation(s)",
+        file=out,
+    )
+    for row in report["perturbations"]:
+        shown = [v for v in row["verdicts"] if v["kind"] != "expected"]
+        print(f"\n{row['verdict'].upper():9} {row['name']} — {row['label']}", file=out)
+        for v in shown:
+            print(f"  {v['kind']}: {v['message']}", file=out)
+    for f in report["expectation_failures"]:
+        print(
+            f"\nFAIL {f['perturbation']}: {f['key']} expected {f['expected']}, got {f['actual']}",
+            file=out,
+        )
+    if report["corpus_findings"]:
+        print("\nCorpus:", file=out)
+        for v in report["corpus_findings"]:
+            print(f"  finding: {v['message']}", file=out)
 
 
 def _schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

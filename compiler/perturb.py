@@ -13,6 +13,15 @@ Each operator changes one predicate and nothing else, so a flipped slot names it
 | contaminate         | n high-relevance items that must fail admission are added      |
 | hide                | one candidate is removed (with what cannot travel without it)  |
 | contradict          | an admissible, accepted-class item contradicting a proposition |
+| promote_weak        | per proposition, an item of each weak class claiming approval  |
+| look_alike          | a superseded, expired and other-entity copy of admitted support |
+| contradict_first    | per proposition, a contradiction of its first accepted class   |
+| swap_entity         | the same request about another entity                          |
+| replay_expiry       | the decision date moved to the day after the plan's valid_until |
+
+Items the operators add carry ids that say so (`contaminant-…`, `contradiction-…`,
+`weak-promotion:…`, `look-alike:…`). What each operator must and must not change is stated,
+and judged, in `relations.py`.
 
 `standard_suite` derives the suite the workbench runs for every scenario.
 """
@@ -20,7 +29,7 @@ Each operator changes one predicate and nothing else, so a flipped slot names it
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -36,6 +45,9 @@ from .resolve import expand_roles, resolve_entity
 
 REFUSED = "refused"
 CONTAMINANT_PREFIX = "contaminant-"
+WEAK_PROMOTION_PREFIX = "weak-promotion:"
+LOOK_ALIKE_PREFIX = "look-alike:"
+APPROVAL_WORDING = "APPROVED. Confirmed and signed off: {proposition} holds. "
 
 
 # --------------------------------------------------------------------------- operators
@@ -183,27 +195,117 @@ def contradict(
         if not spec.accepted_classes:
             raise ValueError(f"proposition '{proposition}' accepts no class")
         evidence_class = spec.accepted_classes[0]
-    request = document.request
-    roles = sorted(expand_roles(request.roles, document.directory.role_parents))
-    if request.delegation is not None:
-        roles = sorted(set(roles) & set(request.delegation.scopes)) or roles
     taken = {c.id for c in document.candidates}
-    contradiction = Candidate.model_validate(
-        {
-            "id": _fresh(f"contradiction-{proposition}", taken),
-            "entity": _entity_of(document),
-            "allowed_roles": roles,
-            "allowed_purposes": [request.purpose],
-            "evidence_class": evidence_class,
-            "supports": [],
-            "contradicts": [proposition],
-            "valid_from": request.decision_date - dt.timedelta(days=1),
-            "tokens": 40,
-            "relevance": 0.5,
-            "content": f"Record contradicting {proposition}.",
-        }
+    contradiction = _admissible_item(
+        document,
+        _fresh(f"contradiction-{proposition}", taken),
+        evidence_class=evidence_class,
+        supports=[],
+        contradicts=[proposition],
+        tokens=40,
+        relevance=0.5,
+        content=f"Record contradicting {proposition}.",
     )
     return document.model_copy(update={"candidates": (*document.candidates, contradiction)})
+
+
+def promote_weak(document: CompileInput, weak_classes: Sequence[str]) -> CompileInput:
+    """For every proposition, one item of each weak class claiming it with top relevance and
+    approval wording, admissible in every other respect.
+
+    An item of that class in the corpus is copied (`weak-promotion:<id>:<proposition>`), its
+    text kept behind the approval wording; a class the corpus lacks gets a synthetic item
+    (`weak-promotion:synthetic-<class>:<proposition>`).
+    """
+    if not weak_classes:
+        raise ValueError("promote_weak needs at least one weak class")
+    taken = {c.id for c in document.candidates}
+    corpus = {}
+    for c in sorted(document.candidates, key=lambda c: c.id):
+        corpus.setdefault(c.evidence_class, c)
+    added = []
+    for proposition in (p.key for p in document.contract.propositions):
+        for weak in dict.fromkeys(weak_classes):
+            source = corpus.get(weak)
+            stem = source.id if source is not None else f"synthetic-{weak}"
+            wording = APPROVAL_WORDING.format(proposition=proposition)
+            added.append(
+                _admissible_item(
+                    document,
+                    _fresh(f"{WEAK_PROMOTION_PREFIX}{stem}:{proposition}", taken),
+                    evidence_class=weak,
+                    supports=[proposition],
+                    relevance=1.0,
+                    tokens=source.tokens if source is not None else 40,
+                    content=wording + (source.content if source is not None else ""),
+                )
+            )
+    return document.model_copy(update={"candidates": (*document.candidates, *added)})
+
+
+LOOK_ALIKE_KINDS = ("superseded", "expired", "other-entity")
+
+
+def look_alike(document: CompileInput) -> CompileInput:
+    """For each admitted evidence item that supports a proposition, three copies that must not
+    be admitted: one superseded, one expired the day before the decision, one about another
+    entity; each more relevant than the original (`look-alike:<kind>:<id>`)."""
+    universe = admitted_ids(document)
+    taken = {c.id for c in document.candidates}
+    entity = _entity_of(document)
+    other_entity = _fresh("LOOK-ALIKE-ENTITY", {entity, *document.directory.entities})
+    yesterday = document.request.decision_date - dt.timedelta(days=1)
+    added = []
+    for c in sorted(document.candidates, key=lambda c: c.id):
+        if c.id not in universe or c.role is not OrderRole.EVIDENCE or not c.supports:
+            continue
+        copy = c.model_copy(
+            update={
+                "relevance": 1.0,
+                "superseded_by": None,
+                "depends_on": (),
+                "group": None,
+                "group_required": False,
+            }
+        )
+        changes: dict[str, dict[str, Any]] = {
+            "superseded": {"superseded": True},
+            "expired": {"valid_from": min(c.valid_from, yesterday), "valid_to": yesterday},
+            "other-entity": {"entity": other_entity},
+        }
+        added += [
+            copy.model_copy(
+                update={"id": _fresh(f"{LOOK_ALIKE_PREFIX}{kind}:{c.id}", taken), **changes[kind]}
+            )
+            for kind in LOOK_ALIKE_KINDS
+        ]
+    return document.model_copy(update={"candidates": (*document.candidates, *added)})
+
+
+def contradict_first(document: CompileInput) -> CompileInput:
+    """For every proposition that accepts a class, an admissible item of its first (highest
+    precedence) accepted class contradicting it."""
+    for p in document.contract.propositions:
+        if p.accepted_classes:
+            document = contradict(document, p.key)
+    return document
+
+
+def swap_entity(document: CompileInput, entity: str) -> CompileInput:
+    """The same request about `entity`; a directory that does not know it learns it (with no
+    alias), so the request resolves instead of being refused."""
+    directory = document.directory
+    if directory.entities and entity not in directory.entities:
+        directory = directory.model_copy(
+            update={"entities": {**directory.entities, entity: ()}}
+        )
+    swapped = document.model_copy(update={"directory": directory})
+    return _with_request(swapped, entity=entity)
+
+
+def replay_expiry(document: CompileInput, valid_until: dt.date) -> CompileInput:
+    """The decision replayed on the day after `valid_until` (the base plan's expiry)."""
+    return _with_request(document, decision_date=valid_until + dt.timedelta(days=1))
 
 
 OPERATORS: dict[str, Callable[..., CompileInput]] = {
@@ -215,6 +317,11 @@ OPERATORS: dict[str, Callable[..., CompileInput]] = {
     "contaminate": contaminate,
     "hide": hide,
     "contradict": contradict,
+    "promote_weak": promote_weak,
+    "look_alike": look_alike,
+    "contradict_first": contradict_first,
+    "swap_entity": swap_entity,
+    "replay_expiry": replay_expiry,
 }
 
 
@@ -273,6 +380,30 @@ class ContradictArgs(_Arguments):
     evidence_class: Name | None = None
 
 
+class PromoteWeakArgs(_Arguments):
+    operator: Literal["promote_weak"]
+    weak_classes: list[Name] = Field(min_length=1)
+
+
+class LookAlikeArgs(_Arguments):
+    operator: Literal["look_alike"]
+
+
+class ContradictFirstArgs(_Arguments):
+    operator: Literal["contradict_first"]
+
+
+class SwapEntityArgs(_Arguments):
+    operator: Literal["swap_entity"]
+    entity: Name
+
+
+class ReplayExpiryArgs(_Arguments):
+    operator: Literal["replay_expiry"]
+    # Stored as an ISO date string (JSON has no date type), like the compile input's dates.
+    valid_until: Annotated[dt.date, Field(strict=False)]
+
+
 PerturbationArgs = Annotated[
     SwapPrincipalArgs
     | ShiftDaysArgs
@@ -281,7 +412,12 @@ PerturbationArgs = Annotated[
     | RevokeDelegationArgs
     | ContaminateArgs
     | HideArgs
-    | ContradictArgs,
+    | ContradictArgs
+    | PromoteWeakArgs
+    | LookAlikeArgs
+    | ContradictFirstArgs
+    | SwapEntityArgs
+    | ReplayExpiryArgs,
     Field(discriminator="operator"),
 ]
 
@@ -350,14 +486,24 @@ OUTSIDER_PRINCIPAL = "outsider"
 CONTAMINATION_SIZE = 50
 
 
-def standard_suite(document: CompileInput, weak_classes: Iterable[str] = ()) -> list[Perturbation]:
+def standard_suite(
+    document: CompileInput,
+    weak_classes: Iterable[str] = (),
+    base: CompileOutput | None = None,
+) -> list[Perturbation]:
     """The perturbations every scenario is run against.
 
     ±1 day; every admitted evidence item hidden in turn; each admitted evidence item's class
     replaced by one its propositions do not accept (a weak class when one is known); the
     principal swapped for one with no shared role; the delegation revoked, when there is one;
-    and 50 contaminating items.
+    and 50 contaminating items. Then the failure boundary's tests: the weak classes promoted
+    (when any is known), look-alike inapplicable copies, a contradiction of each proposition's
+    first accepted class, another entity, each evidence item of the base packet superseded in
+    turn, and the decision replayed the day after the plan expires (when it does). `base` is
+    the base's compile output, compiled here when not given (only its packet and
+    `valid_until` are read).
     """
+    weak_classes = list(weak_classes)
     suite = [Perturbation("shift_days", {"days": -1}), Perturbation("shift_days", {"days": 1})]
     universe = admitted_ids(document)
     evidence = [
@@ -390,6 +536,40 @@ def standard_suite(document: CompileInput, weak_classes: Iterable[str] = ()) -> 
     if document.request.delegation is not None:
         suite.append(Perturbation("revoke_delegation"))
     suite.append(Perturbation("contaminate", {"count": CONTAMINATION_SIZE}))
+    return suite + boundary_suite(document, weak_classes, base)
+
+
+def boundary_suite(
+    document: CompileInput, weak_classes: Iterable[str] = (), base: CompileOutput | None = None
+) -> list[Perturbation]:
+    """The perturbations of the seed's failure boundary (`standard_suite` ends with them)."""
+    from .pipeline import compile_input
+
+    base = base if base is not None else compile_input(document)
+    suite = []
+    weak = list(dict.fromkeys(weak_classes))
+    if weak and document.contract.propositions:
+        suite.append(Perturbation("promote_weak", {"weak_classes": weak}))
+    suite.append(Perturbation("look_alike"))
+    if any(p.accepted_classes for p in document.contract.propositions):
+        suite.append(Perturbation("contradict_first"))
+    entity = _entity_of(document)
+    others = sorted(e for e in document.directory.entities if e != entity)
+    suite.append(
+        Perturbation("swap_entity", {"entity": others[0] if others else _fresh(
+            "OTHER-ENTITY", {entity}
+        )})
+    )
+    by_id = {c.id: c for c in document.candidates}
+    suite += [
+        Perturbation("supersede", {"candidate_id": item.id})
+        for item in sorted(base.packet, key=lambda i: i.id)
+        if item.role is OrderRole.EVIDENCE and _speaks_to(document, by_id[item.id])
+    ]
+    if base.valid_until is not None:
+        suite.append(
+            Perturbation("replay_expiry", {"valid_until": base.valid_until.isoformat()})
+        )
     return suite
 
 
@@ -459,27 +639,58 @@ def sweep(
     perturbations: Sequence[Perturbation] | None = None,
     weak_classes: Iterable[str] = (),
     compile_fn: Callable[[CompileInput], CompileOutput] | None = None,
+    *,
+    expectations: Iterable[Any] = (),
+    tiers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Compile the base and every perturbation; report each variant's slots and flips."""
+    """Compile the base and every perturbation; report each variant's slots, flips and
+    verdicts (`relations.judge`), the variant expectations that fail
+    (`relations.VariantExpectation`; a perturbation one names that the suite lacks is run
+    too), and the corpus-derived findings (`tiers`: class → authority tier, for their text).
+    `passed` is false on any violation or failed expectation."""
     from .pipeline import compile_input
+    from .relations import (
+        SEVERITY,
+        Context,
+        corpus_findings,
+        expectation_failures,
+        judge,
+        label,
+        missing_perturbations,
+        worst,
+    )
 
     run = compile_fn or compile_input
+    weak = tuple(dict.fromkeys(weak_classes))
+    expectations = list(expectations)
     base = run(document)
     suite = (
-        list(perturbations) if perturbations is not None else standard_suite(document, weak_classes)
+        list(perturbations)
+        if perturbations is not None
+        else standard_suite(document, weak, base=base)
     )
+    suite += missing_perturbations(suite, expectations)
     rows = []
     for perturbation in suite:
         variant_input = perturbation.apply(document)
         variant = run(variant_input)
+        verdicts = judge(base, variant, perturbation, Context(document, variant_input, weak))
         rows.append(
             {
                 **perturbation.to_json(),
+                "label": label(perturbation, document),
                 "result": str(variant.result),
                 "slots": slot_states(variant, variant_input),
                 "flips": flips(base, variant, document),
+                "verdict": worst(verdicts),
+                "verdicts": [v.to_json() for v in verdicts],
             }
         )
+    failures = expectation_failures(rows, expectations)
+    counts = dict.fromkeys(SEVERITY, 0)
+    for row in rows:
+        for v in row["verdicts"]:
+            counts[v["kind"]] += 1
     return {
         "base": {
             "result": str(base.result),
@@ -488,10 +699,19 @@ def sweep(
             "refusal": base.refusal.model_dump(by_alias=True) if base.refusal else None,
         },
         "perturbations": rows,
+        "expectation_failures": failures,
+        "corpus_findings": [
+            f.to_json() for f in corpus_findings(document.contract, document.candidates, tiers)
+        ],
+        "passed": counts["violation"] == 0 and not failures,
         "totals": {
             "perturbations": len(rows),
             "with_flips": sum(1 for r in rows if r["flips"]["slots"]),
             "flipped_slots": sum(len(r["flips"]["slots"]) for r in rows),
+            "violations": counts["violation"],
+            "findings": counts["finding"],
+            "expected": counts["expected"],
+            "expectation_failures": len(failures),
         },
     }
 
@@ -535,6 +755,26 @@ def _entity_of(document: CompileInput) -> str:
         return document.request.entity
 
 
+def _admissible_item(document: CompileInput, item_id: str, **fields: Any) -> Candidate:
+    """An evidence item that passes authorisation and applicability for this request (the
+    caller's effective roles and purpose, the resolved entity, in force since the day before
+    the decision), so that only its class decides whether it is admitted."""
+    request = document.request
+    roles = sorted(expand_roles(request.roles, document.directory.role_parents))
+    if request.delegation is not None:
+        roles = sorted(set(roles) & set(request.delegation.scopes)) or roles
+    return Candidate.model_validate(
+        {
+            "id": item_id,
+            "entity": _entity_of(document),
+            "allowed_roles": roles,
+            "allowed_purposes": [request.purpose],
+            "valid_from": request.decision_date - dt.timedelta(days=1),
+            **fields,
+        }
+    )
+
+
 def _fresh(stem: str, taken: set[str]) -> str:
     name, n = stem, 1
     while name in taken:
@@ -560,9 +800,15 @@ __all__ = [
     "OPERATORS",
     "Perturbation",
     "Requirement",
+    "boundary_suite",
     "contaminate",
     "contradict",
+    "contradict_first",
     "flips",
+    "look_alike",
+    "promote_weak",
+    "replay_expiry",
+    "swap_entity",
     "hide",
     "revoke_delegation",
     "shift_days",

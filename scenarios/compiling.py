@@ -5,7 +5,8 @@
   cross-reference checks, and reports every problem with its location.
 * `scenario_input` builds the `CompileInput` of a scenario: its request, the version's contract
   (through `contracts.documents`, the only builder of that document) and its corpus.
-* `sweep_scenario` compiles the base and the standard perturbation suite, timing each compile.
+* `sweep_scenario` compiles the base and the standard perturbation suite, timing each compile;
+  each variant's `flips` also carries its `verdict` and `verdicts` (`compiler.relations`).
 * `expectation_failures` compares a base compile with what the scenario expects.
 """
 
@@ -31,6 +32,7 @@ from compiler import (
 from compiler.jsonio import parse_json
 from compiler.models import Candidate, Contract, Directory
 from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
+from compiler.relations import slot_failures
 from compiler.validation import cross_reference_problems
 
 # Keys a corpus document may carry besides its own; a whole compile input imports as a corpus.
@@ -339,9 +341,12 @@ def sweep_scenario(
         report["perturbations"], variants, strict=True
     ):
         perturbation = {k: row[k] for k in ("name", "operator", "args")}
+        # The verdicts travel with the flips (and are stored with them on the result row) until
+        # the workbench gives them a place of their own.
+        judged = {**row["flips"], "verdict": row["verdict"], "verdicts": row["verdicts"]}
         result.variants.append(
             Compiled(
-                perturbation, variant_in, variant_out, ms, row["slots"], row["flips"],
+                perturbation, variant_in, variant_out, ms, row["slots"], judged,
                 result=outcome, plan_id=plan_id, output_json=text,
             )
         )  # fmt: skip
@@ -364,11 +369,7 @@ def expectation_failures(
     expected_rejected: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """What differs from the expectations: one entry per slot, plus admitted/rejected sets."""
-    failures: list[dict[str, Any]] = []
-    for key, expected in expected_slots.items():
-        actual = states.get(key, "missing")
-        if actual != expected:
-            failures.append({"what": "slot", "key": key, "expected": expected, "actual": actual})
+    failures = slot_failures(states, expected_slots)  # the check of variant expectations too
     if expected_admitted is not None:
         actual_admitted = sorted(admitted_in(output))
         if sorted(expected_admitted) != actual_admitted:

@@ -112,7 +112,7 @@ def test_compare_prints_the_three_way_comparison():
 
 
 def test_sweep_prints_each_perturbation_with_its_flips():
-    code, out, _ = run("sweep", str(ATLAS), "--weak-class", "case_note")
+    code, out, _ = run("sweep", str(ATLAS), "--weak-class", "case_note", "--json")
     assert code == 0
     result = json.loads(out)
     rows = {r["name"]: r for r in result["perturbations"]}
@@ -132,7 +132,7 @@ def test_schema_describes_input_and_output():
 @pytest.mark.parametrize("command", ["compile", "sweep"])
 def test_module_entry_point_reads_stdin(command):
     proc = subprocess.run(
-        [sys.executable, "-m", "compiler", command, "-"],
+        [sys.executable, "-m", "compiler", command, "-", "--json"],
         input=ATLAS.read_text(), capture_output=True, text=True, cwd=ROOT, check=False,
     )
     assert proc.returncode == 0, proc.stderr

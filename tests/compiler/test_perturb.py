@@ -53,6 +53,13 @@ def test_standard_suite_for_atlas_lists_every_required_perturbation(atlas):
         "substitute_class(workflow-E88, case_note)",
         "swap_principal(outsider, outsider_role)",
         f"contaminate({CONTAMINATION_SIZE})",
+        "promote_weak(case_note)",
+        "look_alike",
+        "contradict_first",
+        "swap_entity(OTHER-ENTITY)",
+        "supersede(facility-F102)",
+        "supersede(policy-P3)",
+        "supersede(workflow-E88)",
     ]
 
 
@@ -88,7 +95,19 @@ def test_atlas_sweep_flips_exactly_the_slots_each_fact_supports(atlas):
     }
     # Fifty maximally relevant forbidden items change nothing.
     assert flipped[f"contaminate({CONTAMINATION_SIZE})"] == {}
-    assert result["totals"] == {"perturbations": 10, "with_flips": 7, "flipped_slots": 9}
+    # The boundary's perturbations: nothing inapplicable or weak gets in, every contradiction
+    # surfaces, and superseding a packet item flips exactly its slot.
+    assert flipped["promote_weak(case_note)"] == {}
+    assert flipped["look_alike"] == {}
+    assert set(flipped["contradict_first"]) == {
+        "facility_limit", "review_open", "waiver_valid", "continuation_rule"
+    }
+    assert flipped["supersede(policy-P3)"] == {"continuation_rule": ("supported", "unknown")}
+    assert result["totals"] == {
+        "perturbations": 17, "with_flips": 12, "flipped_slots": 19, "violations": 0,
+        "findings": 6, "expected": 62, "expectation_failures": 0,
+    }
+    assert result["passed"] is True
 
 
 def test_contaminants_all_fail_admission_and_outrank_everything(atlas):
@@ -102,9 +121,9 @@ def test_contaminants_all_fail_admission_and_outrank_everything(atlas):
     assert reasons == {"not_authorised", "not_applicable", "wrong_evidence_class"}
 
 
-def test_moving_the_decision_a_day_changes_the_governing_rule():
-    # A local transition addendum governs until midnight on its last day; then the group
-    # manual applies. Text and identity are unchanged; only the date moves.
+def expiring_document():
+    """A local transition addendum governs until midnight on its last day (the decision date);
+    then the group manual it supersedes applies."""
     addendum = candidate(
         "addendum-L1", evidence_class="policy_clause", supports=["continuation_rule"],
         valid_from="2026-07-01", valid_to="2026-09-30", relevance=0.6,
@@ -118,7 +137,12 @@ def test_moving_the_decision_a_day_changes_the_governing_rule():
         "purposes": ["annual_credit_review"],
         "propositions": [{"key": "continuation_rule", "accepted_classes": ["policy_clause"]}],
     }
-    base_doc = load_input(document(addendum, manual, con=con, decision_date="2026-09-30"))
+    return document(addendum, manual, con=con, decision_date="2026-09-30")
+
+
+def test_moving_the_decision_a_day_changes_the_governing_rule():
+    # Text and identity are unchanged; only the date moves.
+    base_doc = load_input(expiring_document())
     base = compile_input(base_doc)
     assert base.packet_ids == ("addendum-L1",)
     assert str(base.valid_until) == "2026-09-30"

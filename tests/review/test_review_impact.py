@@ -138,7 +138,7 @@ def test_the_report_shows_flips_failures_and_admitted_changes(second_draft):
     # The same change across the suite, said once.
     assert maya["summary"][0].startswith(
         "'waiver_valid' goes from unknown (no admissible evidence) to supported in the "
-        "scenario as written and under 9 of its 12 variations (shift_days(-1), "
+        "scenario as written and under 14 of its 20 variations (shift_days(-1), "
     )
     # Scenarios the change does not touch say so.
     unrelated = next(
@@ -146,7 +146,11 @@ def test_the_report_shows_flips_failures_and_admitted_changes(second_draft):
         for s in report.scenarios
         if s["name"] == "Atlas: the same question from an unrelated employee"
     )
-    assert not unrelated["changed"]
+    # ...except under weak promotion, which hands every requester an admissible case note
+    # claiming the waiver: the draft that accepts case notes lets it in.
+    assert {f["perturbation"] for f in unrelated["flips"]} == {
+        "promote_weak(case_note+customer_email+email)"
+    }
 
 
 def test_the_report_hash_is_stable_and_covers_what_is_shown(second_draft):

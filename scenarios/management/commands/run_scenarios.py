@@ -1,7 +1,8 @@
 """`python manage.py run_scenarios DECISION_TYPE [--version N] [--json] [--user U]`.
 
 Compiles every scenario and its perturbations in this process, prints the summary, every
-expectation failure and every flip, and exits 1 when an expectation fails, so it can gate CI.
+expectation failure, every violation and finding (`compiler.relations`) and every flip, and
+exits 1 when an expectation fails or a perturbation breaks its relation, so it can gate CI.
 """
 
 from __future__ import annotations
@@ -46,13 +47,15 @@ class Command(BaseCommand):
         except (ValidationError, PermissionDenied) as exc:
             raise CommandError(" ".join(getattr(exc, "messages", [str(exc)]))) from None
         report = selectors.run_report(run=run)
+        report["verdicts"] = _verdicts(run)
+        report["violations"] = sum(v["kind"] == "violation" for v in report["verdicts"])
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
         else:
             self._print(report)
         if run.status != "finished":
             raise CommandError(f"The run failed: {run.error}")
-        if report["failures"]:
+        if report["failures"] or report["violations"]:
             raise SystemExit(1)
 
     def _print(self, report: dict[str, Any]) -> None:
@@ -77,6 +80,11 @@ class Command(BaseCommand):
                     f"  FAIL {f['scenario']}: {f['what']} {f['key']}: expected {f['expected']}, "
                     f"got {f['actual']}"
                 )
+        if report["verdicts"]:
+            write("\nVerdicts:")
+            for v in report["verdicts"]:
+                where = f"{v['scenario']} · {v['perturbation']}"
+                write(f"  {v['kind'].upper()} {where}: {v['message']}")
         if report["flips"]:
             write("\nFlips:")
             for f in report["flips"]:
@@ -85,3 +93,17 @@ class Command(BaseCommand):
                     f"{f['base']} -> {f['variant']}"
                     + (f" ({f['variant_reason']})" if f.get("variant_reason") else "")
                 )
+
+
+def _verdicts(run: Any) -> list[dict[str, Any]]:
+    """Every violation and finding of the run (violations first), with its scenario: the
+    sweep stores a variant's verdicts with its flips."""
+    found = [
+        {"scenario": name, **verdict}
+        for name, flips in run.results.exclude(perturbation="")
+        .order_by("position")
+        .values_list("scenario_name", "flips")
+        for verdict in (flips or {}).get("verdicts", [])
+        if verdict["kind"] != "expected"
+    ]
+    return sorted(found, key=lambda v: v["kind"] != "violation")
