@@ -457,14 +457,16 @@ def run_tests(tests: ContractTests) -> Report:
             for name, failures in expectation_failures(base, states, case.expected)
         ]
         expected_by_name = {p.name: expected for p, expected in case.variants}
-        suite = standard_suite(case.document, tests.weak_classes) if case.standard else []
+        suite = (
+            standard_suite(case.document, tests.weak_classes, base=base) if case.standard else []
+        )
         names = {p.name for p in suite}
         suite += [p for p, _ in case.variants if p.name not in names]
         for perturbation in suite:
             variant_input = perturbation.apply(case.document)
             variant = compile_input(variant_input)
             failures = judge_variant(
-                case, perturbation, base, variant, variant_input,
+                tests, case, perturbation, base, variant, variant_input,
                 expected_by_name.get(perturbation.name),
             )  # fmt: skip
             cases.append(Check(perturbation.name, "perturbation", failures,
@@ -474,6 +476,7 @@ def run_tests(tests: ContractTests) -> Report:
 
 
 def judge_variant(
+    tests: ContractTests,
     case: Case,
     perturbation: Perturbation,
     base: CompileOutput,
@@ -482,12 +485,22 @@ def judge_variant(
     expected: Expected | None,
 ) -> list[str]:
     """Why one perturbation of `case` fails, or nothing. The one place a variant is judged:
-    today its explicit expectation in the scenario file, if any (a flip without one is
-    reported, not failed); the relations of "the flip review gives verdicts" plug in here."""
-    if expected is None:
-        return []
-    states = slot_states(variant, variant_input)
-    return [m for _, found in expectation_failures(variant, states, expected) for m in found]
+    every violation of the perturbation's relation (`compiler.relations`; findings and
+    expected consequences do not fail a test), then the scenario file's own expectation for
+    that variant, if any."""
+    from .relations import VIOLATION, Context, judge
+
+    context = Context(case.document, variant_input, tests.weak_classes)
+    failures = [
+        f"violation: {verdict.message}"
+        for verdict in judge(base, variant, perturbation, context)
+        if verdict.kind == VIOLATION
+    ]
+    if expected is not None:
+        states = slot_states(variant, variant_input)
+        checks = expectation_failures(variant, states, expected)
+        failures += [message for _, found in checks for message in found]
+    return failures
 
 
 def expectation_failures(

@@ -73,6 +73,25 @@ def test_a_wrong_expectation_fails_with_exit_1_naming_slot_and_states(directory,
     assert failed == ["slot waiver_valid is supported", "swap_principal(outsider, outsider_role)"]
 
 
+def test_a_relation_violation_fails_the_run_and_names_its_perturbation(directory, tmp_path):
+    """The demo's version 2 lets a case note (a weak class) establish `waiver_valid`: the
+    weak-promotion relation is broken, which fails the run even though no expectation in the
+    files mentions that perturbation."""
+
+    def accept_case_notes(data):
+        waiver = next(p for p in data["contract"]["propositions"] if p["key"] == "waiver_valid")
+        waiver["accepted_classes"] = ["approved_waiver", "case_note"]
+
+    edit(directory / "contract.yaml", accept_case_notes)
+    junit = tmp_path / "junit.xml"
+    code, out, _ = run(directory, "--junit-xml", junit)
+    assert code == 1
+    assert "violation: waiver_valid accepts a weak class as proof" in out
+    cases = ET.parse(junit).iter("testcase")
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert "promote_weak(case_note)" in failed
+
+
 def test_admitted_and_rejected_ids_are_checked_when_given(directory):
     def expect_ids(data):
         data["expected"]["admitted"] = ["facility-F102"]
