@@ -67,6 +67,7 @@ class RequestLogMiddleware:
                 request.path,
                 response.status_code,
                 extra={
+                    "request_id": request_id,
                     "method": request.method,
                     "path": request.path,
                     "status": response.status_code,
