@@ -19,9 +19,13 @@ LOWEST_TESTS ?= tests/compiler/test_compiler_oracles.py tests/compiler/test_comp
 	tests/compiler/test_bundle.py tests/workbench/test_workbench_views.py \
 	tests/workbench/test_query_parameters.py
 
-.PHONY: run test test-fast test-lowest lint bench demo-compile dist-compiler clean
+.PHONY: run serve test test-fast test-lowest lint bench demo-compile dist-compiler clean
 
-$(STAMP): pyproject.toml
+# manage.py defaults to the production profile; `make run` asks for the development one (pytest
+# names its own, workbench.settings.test, in pyproject.toml).
+run: export DJANGO_SETTINGS_MODULE = workbench.settings.dev
+
+$(STAMP): pyproject.toml setup.py
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -36,6 +40,25 @@ run: $(STAMP)
 	$(BIN)/python manage.py db_worker --no-reload --interval 0.5 & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# `make serve`: the production profile (DEBUG off, gunicorn, WhiteNoise, JSON logs) on a local
+# SQLite file under var/, over plain HTTP on 127.0.0.1 — so the HTTPS-only settings are off.
+SERVE_ENV = DJANGO_SETTINGS_MODULE=workbench.settings.production \
+	DJANGO_SECRET_KEY="$$(cat var/serve-secret)" DATABASE_URL=sqlite:///$(CURDIR)/var/serve.sqlite3 \
+	DJANGO_ALLOWED_HOSTS=$(HOST),localhost DJANGO_SECURE_SSL_REDIRECT=false \
+	DJANGO_SECURE_COOKIES=false DJANGO_SECURE_HSTS_SECONDS=0
+
+## serve: the production commands (docs/deployment.md) locally: migrate, collect static files,
+## load the demo, then gunicorn and the task worker on 127.0.0.1:8000; stopping one stops both
+serve: $(STAMP)
+	mkdir -p var
+	test -s var/serve-secret || $(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(50))' > var/serve-secret
+	$(SERVE_ENV) $(BIN)/django-admin migrate --noinput
+	$(SERVE_ENV) $(BIN)/django-admin collectstatic --noinput --verbosity 0
+	$(SERVE_ENV) $(BIN)/django-admin load_demo
+	$(SERVE_ENV) $(BIN)/django-admin db_worker --no-reload & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null; wait $$worker 2>/dev/null' EXIT INT TERM; \
+	$(SERVE_ENV) $(BIN)/gunicorn workbench.wsgi --bind $(HOST):$(PORT) --workers 2
 
 ## test: the whole suite, in parallel (browser tests run when /usr/bin/chromium exists)
 test: $(STAMP)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
@@ -12,6 +13,7 @@ proposition = version + "propositions/<int:pk>/"
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("suite/", include("workbench.scenario_urls")),
+    path("admin/", admin.site.urls),
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("source-classes/", views.source_class_list, name="source_class_list"),

@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
+# A checkout keeps the templates and static files at its root; the wheel carries them inside
+# the workbench package (pyproject.toml maps them there), where Django's app finders see them.
+FROM_CHECKOUT = (BASE_DIR / "templates").is_dir()
+SITE_FILES_DIR = BASE_DIR if FROM_CHECKOUT else Path(__file__).resolve().parent.parent
 
 
 def env_flag(name: str, default: bool = False) -> bool:
@@ -31,6 +36,7 @@ DEBUG = env_flag("DJANGO_DEBUG")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -59,7 +65,12 @@ SUITE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("SUITE_RUN_HEARTBEAT_SECONDS"
 SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 
 MIDDLEWARE = [
+    # /healthz and /readyz answer before host validation, redirects and sessions: a load
+    # balancer's probe carries neither an allowed Host nor TLS (workbench.health).
+    "workbench.health.HealthMiddleware",
+    "workbench.observability.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -77,13 +88,14 @@ ASGI_APPLICATION = "workbench.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SITE_FILES_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
             ],
             "builtins": ["django_htmx.templatetags.django_htmx"],
         },
@@ -126,8 +138,23 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [BASE_DIR / "static"] if FROM_CHECKOUT else []
 STATIC_ROOT = BASE_DIR / "var" / "static"
+
+# A strict policy everywhere, so the browser tests run under the one production enforces:
+# scripts and styles only from the app's own static files (htmx's script tag carries the
+# nonce), no inline styles, handlers or eval (docs/deployment.md).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.NONCE],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "object-src": [CSP.NONE],
+}
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SECURE = env_flag("DJANGO_SECURE_COOKIES")

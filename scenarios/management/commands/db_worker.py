@@ -1,6 +1,6 @@
 """django-tasks-db's `db_worker`, which first requeues the suite runs a stopped worker left
 running (a worker killed mid-run leaves its run "running" and its task claimed, so no worker
-would pick it up again).
+would pick it up again), and starts the worker's heartbeat (scenarios.heartbeat).
 
 It shadows django_tasks_db's command because `scenarios` comes before `django_tasks_db` in
 INSTALLED_APPS; every option is django-tasks-db's."""
@@ -11,6 +11,8 @@ from typing import Any
 
 from django_tasks_db.management.commands import db_worker
 
+from scenarios import heartbeat
+
 from .requeue_stale_runs import report
 
 
@@ -19,4 +21,5 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         report(self.stdout)
+        heartbeat.start()
         super().handle(*args, **options)

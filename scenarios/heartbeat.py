@@ -1,0 +1,61 @@
+"""The worker's heartbeat: a thread in each `manage.py db_worker` process that writes the time
+to its `WorkerHeartbeat` row every WORKER_HEARTBEAT_SECONDS (default 10), so the web process's
+readiness check (`/readyz`) can tell that some worker is there to drain the queue.
+
+A thread rather than the worker's loop: a suite run can keep the loop busy for minutes, and a
+busy worker is alive. A killed process stops beating; its row goes stale and is pruned a day
+later by the next worker to start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connections
+from django.utils import timezone
+
+from .models import WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
+
+PRUNE_AFTER = timedelta(days=1)
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def beat(worker: str) -> None:
+    WorkerHeartbeat.objects.update_or_create(worker=worker, defaults={"seen_at": timezone.now()})
+
+
+def latest_beat():
+    """When the most recent heartbeat of any worker was written, or None."""
+    row = WorkerHeartbeat.objects.order_by("-seen_at").first()
+    return row.seen_at if row else None
+
+
+def start() -> threading.Event:
+    """Beat now, then keep beating in a daemon thread until the returned event is set."""
+    worker = worker_name()
+    WorkerHeartbeat.objects.filter(seen_at__lt=timezone.now() - PRUNE_AFTER).delete()
+    beat(worker)
+    stop = threading.Event()
+    interval = float(getattr(settings, "WORKER_HEARTBEAT_SECONDS", 10))
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            try:
+                beat(worker)
+            except DatabaseError:
+                logger.exception("The worker heartbeat could not be written")
+            finally:
+                connections.close_all()
+
+    threading.Thread(target=loop, name="worker-heartbeat", daemon=True).start()
+    return stop

@@ -1,0 +1,104 @@
+"""The production profile: DEBUG off, every machine-specific value typed from the environment.
+
+`load_environment` stops the process at start naming each missing or malformed variable;
+docs/deployment.md lists them all. gunicorn serves `workbench.wsgi`, WhiteNoise the static
+files (compressed, with hashed names, after `collectstatic`), django-axes throttles sign-in.
+"""
+
+from __future__ import annotations
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import *  # noqa: F403
+from .base import FROM_CHECKOUT, INSTALLED_APPS, MIDDLEWARE
+from .environment import load_environment
+
+env = load_environment()
+
+DEBUG = False
+SECRET_KEY = env.DJANGO_SECRET_KEY.get_secret_value()
+if env.SIGNING_KEY_SECRET is not None:
+    SIGNING_KEY_SECRET = env.SIGNING_KEY_SECRET.get_secret_value()
+ALLOWED_HOSTS = env.DJANGO_ALLOWED_HOSTS
+DATABASES = {
+    "default": dj_database_url.parse(env.DATABASE_URL, conn_max_age=env.DATABASE_CONN_MAX_AGE)
+}
+TIME_ZONE = env.DJANGO_TIME_ZONE
+
+# Behind a TLS-terminating proxy Django sees plain HTTP; trusting the proxy's header makes
+# request.is_secure() true, so the CSRF origin check compares https:// with https://.
+if env.DJANGO_SECURE_PROXY_SSL_HEADER:
+    SECURE_PROXY_SSL_HEADER = (env.DJANGO_SECURE_PROXY_SSL_HEADER, "https")
+CSRF_TRUSTED_ORIGINS = env.DJANGO_CSRF_TRUSTED_ORIGINS
+SECURE_SSL_REDIRECT = env.DJANGO_SECURE_SSL_REDIRECT
+SECURE_HSTS_SECONDS = env.DJANGO_SECURE_HSTS_SECONDS
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS
+SECURE_HSTS_PRELOAD = env.DJANGO_SECURE_HSTS_PRELOAD
+SESSION_COOKIE_SECURE = env.DJANGO_SECURE_COOKIES
+CSRF_COOKIE_SECURE = env.DJANGO_SECURE_COOKIES
+
+if env.DJANGO_STATIC_ROOT is not None:
+    STATIC_ROOT = env.DJANGO_STATIC_ROOT
+elif not FROM_CHECKOUT:
+    raise ImproperlyConfigured(
+        "The production settings cannot start; fix these environment variables:\n"
+        "  DJANGO_STATIC_ROOT: missing (installed from the wheel there is no checkout to "
+        "default to; collectstatic writes there and WhiteNoise serves from it)"
+    )
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+
+INSTALLED_APPS = [*INSTALLED_APPS, "axes"]
+_SECURITY = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware")
+MIDDLEWARE = [
+    *MIDDLEWARE[: _SECURITY + 1],
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    *MIDDLEWARE[_SECURITY + 1 :],
+    # Last, as django-axes asks: it turns a locked-out sign-in into its 429 response.
+    "axes.middleware.AxesMiddleware",
+]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+# Lock a username tried from one address: locking by address alone would lock out everyone
+# behind the same proxy or office NAT.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env.LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = env.LOGIN_COOLOFF_MINUTES / 60  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+if env.DJANGO_SECURE_PROXY_SSL_HEADER:
+    # The address of the client as the (one) proxy in front saw it.
+    AXES_IPWARE_PROXY_COUNT = 1
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+
+WORKER_STALE_SECONDS = env.WORKER_STALE_SECONDS
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"request_context": {"()": "workbench.observability.RequestContextFilter"}},
+    "formatters": {"json": {"()": "workbench.observability.JsonFormatter"}},
+    "handlers": {
+        "stdout": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "formatter": "json",
+            "filters": ["request_context"],
+        }
+    },
+    "root": {"handlers": ["stdout"], "level": env.DJANGO_LOG_LEVEL},
+    "loggers": {
+        # Every 500 with its traceback (django.request logs it with exc_info); the request
+        # line itself comes from workbench.requests, so Django's own 4xx warnings are noise.
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+        # Its start-up banner on every command would bury what a command prints.
+        "axes": {"level": "WARNING"},
+    },
+}
