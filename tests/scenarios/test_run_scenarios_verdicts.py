@@ -10,7 +10,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from contracts import demo as contracts_demo
+from publishing import demo as publishing_demo
 from scenarios import demo
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def demo_versions(demo_workspace):
     demo.load(io.StringIO(), queue_runs=False)
-    contracts_demo.load_review(io.StringIO())
+    publishing_demo.load_review(io.StringIO())
 
 
 def test_demo_version_1_has_no_violation(demo_versions):
