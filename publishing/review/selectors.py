@@ -5,7 +5,15 @@ reviewer reads and the impact report."""
 from __future__ import annotations
 
 from contracts import lint, selectors
-from contracts.models import EDIT_ACTIONS, Approval, AuditEvent, ContractVersion
+from contracts.models import (
+    EDIT_ACTIONS,
+    Approval,
+    AuditEvent,
+    Bundle,
+    ContractVersion,
+    DecisionType,
+    Review,
+)
 from publishing.impact import ImpactReport, impact_report
 
 from .catalogue import catalogue_sha256
@@ -96,3 +104,29 @@ def version_lint(version: ContractVersion) -> list[lint.Finding]:
 def report_for(version: ContractVersion) -> ImpactReport:
     """The impact report as a reviewer sees it (a selector, re-exported for views)."""
     return impact_report(version)
+
+
+def open_review(version: ContractVersion) -> Review | None:
+    """The version's active review, if any (read, not locked)."""
+    return Review.objects.filter(version=version, closed_at__isnull=True).first()
+
+
+def version_approvals(version: ContractVersion) -> list[Approval]:
+    """Every approval of the version, voided ones too, oldest first."""
+    return list(
+        Approval.objects.filter(version=version).select_related("reviewer").order_by("created_at")
+    )
+
+
+def version_bundle(version: ContractVersion) -> Bundle | None:
+    """The version's stored bundle, if it was published (or imported)."""
+    return (
+        Bundle.objects.filter(version=version)
+        .select_related("publisher", "decision_type", "parent")
+        .first()
+    )
+
+
+def bundles_by_version(decision_type: DecisionType) -> dict[int, Bundle]:
+    """The decision type's bundles by version id."""
+    return {b.version_id: b for b in Bundle.objects.filter(decision_type=decision_type)}
