@@ -3,7 +3,7 @@ of the standard suite, against the draft and the published contract, and what di
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from compiler import InvalidInput
@@ -124,15 +124,22 @@ def _published_side(
         return {}, []
 
 
+def _paired(
+    after: Mapping[str, Outcome], before: Mapping[str, Outcome]
+) -> Iterator[tuple[str, Outcome, Outcome]]:
+    """Each perturbation compiled against both contracts, matched by name."""
+    for perturbation, outcome in after.items():
+        previous = before.get(perturbation)
+        if previous is not None:
+            yield perturbation, outcome, previous
+
+
 def _flips(
     name: str, after: Mapping[str, Outcome], before: Mapping[str, Outcome]
 ) -> list[dict[str, Any]]:
     """Slots whose state differs, matched by perturbation name."""
     flips = []
-    for perturbation, outcome in after.items():
-        previous = before.get(perturbation)
-        if previous is None:
-            continue
+    for perturbation, outcome, previous in _paired(after, before):
         for key in sorted(set(outcome.states) | set(previous.states)):
             old = previous.states.get(key, "missing")
             new = outcome.states.get(key, "missing")
@@ -154,10 +161,7 @@ def _admitted_changes(
 ) -> list[dict[str, Any]]:
     """Candidates that enter or leave the admitted set, per perturbation."""
     changes = []
-    for perturbation, outcome in after.items():
-        previous = before.get(perturbation)
-        if previous is None:
-            continue
+    for perturbation, outcome, previous in _paired(after, before):
         added = sorted(outcome.admitted - previous.admitted)
         removed = sorted(previous.admitted - outcome.admitted)
         if added or removed:
