@@ -5,7 +5,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .views import editor as views
+from .views import keys as key_views
 from .views import review as review_views
+from .views import versions as version_views
 
 version = "types/<str:key>/v<int:number>/"
 proposition = version + "propositions/<int:pk>/"
@@ -46,22 +48,22 @@ urlpatterns = [
         views.decision_type_access_revoke,
         name="decision_type_access_revoke",
     ),
-    path("signing-keys/", review_views.signing_keys, name="signing_keys"),
-    path("signing-keys/new/", review_views.signing_key_create, name="signing_key_create"),
+    path("signing-keys/", key_views.signing_keys, name="signing_keys"),
+    path("signing-keys/new/", key_views.signing_key_create, name="signing_key_create"),
     path(
         "types/<str:key>/versions/",
-        review_views.decision_type_versions,
+        version_views.decision_type_versions,
         name="decision_type_versions",
     ),
-    path("types/<str:key>/diff/", review_views.version_diff, name="version_diff"),
+    path("types/<str:key>/diff/", version_views.version_diff, name="version_diff"),
     path(
         "types/<str:key>/new-draft/",
-        review_views.version_start_draft,
+        version_views.version_start_draft,
         name="version_start_draft",
     ),
     path(version + "review/", review_views.version_review, name="version_review"),
     path(version + "impact/", review_views.version_impact, name="version_impact"),
-    path(version + "bundle.json", review_views.version_bundle, name="version_bundle"),
+    path(version + "bundle.json", key_views.version_bundle, name="version_bundle"),
     path(version + "submit/", review_views.version_submit, name="version_submit"),
     path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),
     path(version + "approve/", review_views.version_approve, name="version_approve"),

@@ -1,0 +1,211 @@
+"""The scenario half of the impact report: one scenario compiled, with every perturbation
+of the standard suite, against the draft and the published contract, and what differs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from compiler import InvalidInput
+from compiler.models import Contract
+
+from .sentences import admitted_text, failure_text, flip_text, scenario_summary
+from .sweeps import Outcome, sweep, sweep_key
+
+Failure = Mapping[str, Any]
+
+
+def scenario_report(
+    scenario: Any,
+    draft: Contract,
+    published: Contract | None,
+    corpus: Any,
+    weak: Sequence[str],
+    *,
+    hashes: Mapping[str, str],
+) -> dict[str, Any]:
+    """`hashes`: the draft's and the published contract's sha256 and the corpus's."""
+    from scenarios import compiling
+
+    name = scenario.name
+    request = scenario.request_document()
+    entry = _empty_entry(name)
+    try:
+        document, draft_base, after = sweep(
+            request,
+            draft,
+            corpus,
+            weak,
+            key=sweep_key(request, hashes["draft"], hashes["corpus"], weak),
+        )
+    except InvalidInput as exc:
+        return _cannot_compile(entry, exc)
+    entry["input_sha256"] = compiling.input_sha256(document)
+    entry["compiles"] = len(after)
+    draft_failures = _failures(scenario, draft_base)
+    before: dict[str, Outcome] = {}
+    published_failures: list[dict[str, Any]] = []
+    if published is not None:
+        before, published_failures = _published_side(
+            scenario, request, published, corpus, weak, hashes
+        )
+    entry["flips"] = _flips(name, after, before)
+    entry["admitted_changes"] = _admitted_changes(name, after, before)
+    entry.update(
+        _expectation_changes(name, draft_failures, published_failures, published is not None)
+    )
+    entry["summary"] = scenario_summary(name, entry, len(after))
+    entry["changed"] = bool(
+        entry["flips"]
+        or entry["admitted_changes"]
+        or entry["newly_failing"]
+        or entry["now_passing"]
+        or entry["problems"]
+    )
+    return entry
+
+
+def _empty_entry(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "input_sha256": None,
+        "compiles": 0,
+        "flips": [],
+        "admitted_changes": [],
+        "newly_failing": [],
+        "now_passing": [],
+        "still_failing": 0,
+        "problems": [],
+    }
+
+
+def _cannot_compile(entry: dict[str, Any], exc: InvalidInput) -> dict[str, Any]:
+    entry["problems"] = [
+        f"'{entry['name']}' cannot be compiled against this version: {e['msg']}"
+        for e in exc.errors
+    ]
+    entry["summary"] = []
+    entry["changed"] = True
+    return entry
+
+
+def _failures(scenario: Any, base: Any) -> list[dict[str, Any]]:
+    from scenarios import compiling
+
+    return compiling.expectation_failures(
+        base.output,
+        base.slot_states,
+        expected_slots=scenario.expected_slots,
+        expected_admitted=scenario.expected_admitted,
+        expected_rejected=scenario.expected_rejected,
+    )
+
+
+def _published_side(
+    scenario: Any,
+    request: Mapping[str, Any],
+    published: Contract,
+    corpus: Any,
+    weak: Sequence[str],
+    hashes: Mapping[str, str],
+) -> tuple[dict[str, Outcome], list[dict[str, Any]]]:
+    """The published contract's outcomes and failed expectations; none when the scenario
+    cannot be compiled against it."""
+    try:
+        _, published_base, before = sweep(
+            request,
+            published,
+            corpus,
+            weak,
+            key=sweep_key(request, hashes["published"], hashes["corpus"], weak),
+        )
+        return before, _failures(scenario, published_base)
+    except InvalidInput:
+        return {}, []
+
+
+def _paired(
+    after: Mapping[str, Outcome], before: Mapping[str, Outcome]
+) -> Iterator[tuple[str, Outcome, Outcome]]:
+    """Each perturbation compiled against both contracts, matched by name."""
+    for perturbation, outcome in after.items():
+        previous = before.get(perturbation)
+        if previous is not None:
+            yield perturbation, outcome, previous
+
+
+def _flips(
+    name: str, after: Mapping[str, Outcome], before: Mapping[str, Outcome]
+) -> list[dict[str, Any]]:
+    """Slots whose state differs, matched by perturbation name."""
+    flips = []
+    for perturbation, outcome, previous in _paired(after, before):
+        for key in sorted(set(outcome.states) | set(previous.states)):
+            old = previous.states.get(key, "missing")
+            new = outcome.states.get(key, "missing")
+            if old != new:
+                flips.append(
+                    {
+                        "perturbation": perturbation,
+                        "proposition": key,
+                        "before": old,
+                        "after": new,
+                        "text": flip_text(name, perturbation, key, old, new),
+                    }
+                )
+    return flips
+
+
+def _admitted_changes(
+    name: str, after: Mapping[str, Outcome], before: Mapping[str, Outcome]
+) -> list[dict[str, Any]]:
+    """Candidates that enter or leave the admitted set, per perturbation."""
+    changes = []
+    for perturbation, outcome, previous in _paired(after, before):
+        added = sorted(outcome.admitted - previous.admitted)
+        removed = sorted(previous.admitted - outcome.admitted)
+        if added or removed:
+            changes.append(
+                {
+                    "perturbation": perturbation,
+                    "added": added,
+                    "removed": removed,
+                    "text": admitted_text(name, perturbation, added, removed),
+                }
+            )
+    return changes
+
+
+def _identity(failure: Failure) -> tuple[str, str]:
+    return (failure["what"], failure["key"])
+
+
+def _expectation_changes(
+    name: str,
+    draft_failures: list[dict[str, Any]],
+    published_failures: list[dict[str, Any]],
+    has_published: bool,
+) -> dict[str, Any]:
+    """Base expectations that newly fail or now pass; without a published contract, every
+    failure is new."""
+    if not has_published:
+        return {
+            "newly_failing": [
+                {**f, "text": failure_text(name, f, newly=True)} for f in draft_failures
+            ]
+        }
+    old_failing = {_identity(f) for f in published_failures}
+    new_failing = {_identity(f) for f in draft_failures}
+    return {
+        "newly_failing": [
+            {**f, "text": failure_text(name, f, newly=True)}
+            for f in draft_failures
+            if _identity(f) not in old_failing
+        ],
+        "now_passing": [
+            {**f, "text": failure_text(name, f, newly=False)}
+            for f in published_failures
+            if _identity(f) not in new_failing
+        ],
+        "still_failing": len(new_failing & old_failing),
+    }

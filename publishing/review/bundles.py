@@ -1,0 +1,110 @@
+"""The body of a version's bundle (what its hash and signatures cover) and the stored bytes.
+The format is docs/bundles.md; `publish.py` signs and stores it, `importing.py` reads one."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+
+from compiler import COMPILER_VERSION
+from compiler.bundle import FORMAT
+from contracts.documents import compiled_contract
+from contracts.models import Bundle, ContractVersion
+from publishing import signing
+
+from .catalogue import bundle_source_classes
+from .messages import NO_BUNDLE
+from .selectors import authors
+
+
+def _manifest_time(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat()
+
+
+def bundle_body(
+    version: ContractVersion,
+    *,
+    publisher: str,
+    approvers: Iterable[str],
+    published_at: dt.datetime,
+    parent_sha256: str | None,
+) -> dict[str, Any]:
+    """Everything a bundle's hash covers, built from the version's frozen contract, the
+    source classes it accepts and the decision type's scenarios with their expectations.
+    The manifest names the publisher and approvers (`sign_bundle` adds the key each signs
+    with) and every editor (`authors`) with their active key, if any."""
+    contract = compiled_contract(version).model_dump(mode="json")
+    return {
+        "format": FORMAT,
+        "manifest": {
+            "decision_type": version.decision_type.key,
+            "version": str(version.number),
+            "parent_sha256": parent_sha256,
+            "author": version.created_by.get_username(),
+            "publisher": {"person": publisher},
+            "editors": _editors(version),
+            "approvers": [{"person": name} for name in sorted(approvers)],
+            "published_at": _manifest_time(published_at),
+            "compiler_version": COMPILER_VERSION,
+        },
+        "contract": contract,
+        "source_classes": bundle_source_classes(contract),
+        "scenarios": _scenarios(version, {p["key"] for p in contract["propositions"]}),
+    }
+
+
+def _scenarios(version: ContractVersion, propositions: set[str]) -> list[dict[str, Any]]:
+    """The decision type's scenarios as the bundle carries them: request, corpus (directory
+    and candidates, in order) and expectations."""
+    from scenarios.models import CorpusCandidate, Scenario
+
+    scenarios = list(
+        Scenario.objects.filter(decision_type=version.decision_type)
+        .select_related("decision_type", "corpus")
+        .order_by("name")
+    )
+    candidates: dict[int, list[dict[str, Any]]] = {s.corpus_id: [] for s in scenarios}
+    rows = CorpusCandidate.objects.filter(corpus_id__in=candidates).order_by("position", "id")
+    for corpus_id, data in rows.values_list("corpus_id", "data"):
+        candidates[corpus_id].append(data)
+    return [
+        {
+            "name": s.name,
+            "description": s.description,
+            "request": s.request_document(),
+            "corpus": {"directory": s.corpus.directory, "candidates": candidates[s.corpus_id]},
+            "expected": _expected(s, propositions),
+        }
+        for s in scenarios
+    ]
+
+
+def _editors(version: ContractVersion) -> list[dict[str, Any]]:
+    editors = get_user_model().objects.filter(pk__in=authors(version)).order_by("username")
+    return [
+        {"person": user.get_username(), "key_id": key.key_id if key else None}
+        for user in editors
+        for key in [signing.active_key(user)]
+    ]
+
+
+def _expected(scenario: Any, propositions: set[str]) -> dict[str, Any]:
+    """A scenario's expectations in the bundle's shape. Only the contract's propositions can
+    be expected of it (a scenario may still name one the version dropped)."""
+    return {
+        "slots": {k: v for k, v in scenario.expected_slots.items() if k in propositions},
+        "admitted": scenario.expected_admitted,
+        "rejected": scenario.expected_rejected,
+    }
+
+
+def bundle_bytes(version: ContractVersion) -> bytes:
+    """The version's bundle exactly as signed (the same bytes on every export)."""
+    bundle = Bundle.objects.filter(version=version).first()
+    if bundle is None:
+        raise ValidationError(NO_BUNDLE.format(number=version.number))
+    return bundle.data

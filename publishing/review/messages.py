@@ -1,0 +1,61 @@
+"""The messages a person reads when a transition or an import refuses (tests assert on them)."""
+
+from __future__ import annotations
+
+CANNOT_SUBMIT = "Version {number} is {status}; only a draft (or one sent back) can be submitted."
+INVALID_CONTRACT = "Version {number} is not a valid contract yet: {problems}"
+NOT_IN_REVIEW = "Version {number} is {status}; only a version in review can be {verb}."
+OWN_VERSION = (
+    "You drafted or edited version {number}, so you cannot approve it: "
+    "four eyes means someone else reviews it."
+)
+ALREADY_APPROVED = "You have already approved version {number}."
+REPORT_CHANGED = (
+    "The impact report changed after you opened it (the version, the published contract or "
+    "the scenarios moved on), so nothing was approved. Read the current report and decide again."
+)
+NO_SIGNING_KEY = (
+    "{username} has no signing key; create one on the Signing keys page "
+    "(or `python manage.py generate_signing_key {username}`) first."
+)
+COMMENT_REQUIRED = "Say what needs to change."
+NOT_APPROVED = "Version {number} is {status}; only an approved version can be published."
+NO_STANDING_APPROVAL = (
+    "Version {number} has no approval of its current content; it must be reviewed again."
+)
+REPORT_CHANGED_SINCE_APPROVAL = (
+    "The impact report of version {number} changed after it was approved (a scenario, its "
+    "expectations or a corpus moved on), and the bundle would carry what no reviewer saw. "
+    "Return it to draft and submit it again, so that it is approved as it is now."
+)
+CANNOT_RETIRE = "Version {number} is {status}; it cannot be retired."
+CANNOT_WITHDRAW = "Version {number} is {status}; there is nothing to withdraw."
+UNKNOWN_SIGNER = "The bundle names '{username}', who is not a person in this workbench."
+VERSION_EXISTS = (
+    "This workbench already has version {number} of '{key}' ({status}) with different content; "
+    "nothing was imported."
+)
+WRONG_PARENT = (
+    "The bundle follows the bundle {parent}, but this workbench's latest published bundle of "
+    "'{key}' is {current}; import the bundles in the order they were published."
+)
+NO_BUNDLE = "Version {number} has no bundle: it was never published."
+APPROVER_IS_PUBLISHER = (
+    "{username} approved version {number}, so they cannot also publish it: four eyes means "
+    "another owner publishes it."
+)
+APPROVER_IS_EDITOR = (
+    "{username} approved version {number} but has since edited it, so their approval does not "
+    "count: return it to draft and submit it again for someone else to approve."
+)
+LINT_ERRORS = "Version {number} cannot be {verb} while its lint reports errors: {errors}"
+CATALOGUE_CHANGED_SINCE_APPROVAL = (
+    "The source-class catalogue changed after version {number} was approved (a label, "
+    "description, authority tier or weakness of a class it accepts), and the bundle would "
+    "carry what no reviewer saw. Return it to draft and submit it again."
+)
+NO_SCENARIO = (
+    "No scenario exercises this contract: the impact report compiles nothing, so nobody has "
+    "seen what it admits or refuses."
+)
+APPROVAL_OUT_OF_DATE = "Approval out of date"

@@ -1,0 +1,175 @@
+"""The review transitions of a contract version, one action each (publishing, which builds
+and signs the bundle, is `publish.py`):
+
+    draft ──submit──▶ in review ──approve──▶ approved ──publish──▶ published ──▶ superseded
+      ▲                  │  ▲                   │                     │
+      └─ edit/withdraw ──┘  └── more approvals ─┘                     └──retire──▶ retired
+      ▲                  │
+      └── edit ── changes requested ◀── request changes (from in review or approved)
+
+Each takes the same steps (`steps.py`): lock, check the person, their page's lock version and
+the action's rule (`available_actions`), change the state and write one audit event, all in
+one transaction. Views, management commands, the demo and the tests call these functions.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from contracts.documents import compiled_contract, compiler_json, document_sha256
+from contracts.models import Approval, AuditAction, ContractVersion, Review
+from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record
+from publishing.impact import impact_report
+
+from .actions import APPROVE, REQUEST_CHANGES, RETIRE, SUBMIT, WITHDRAW
+from .catalogue import catalogue_sha256
+from .messages import COMMENT_REQUIRED, NOT_IN_REVIEW, REPORT_CHANGED
+from .selectors import status_word
+from .steps import active_review, check, close_review, lock
+
+Status = ContractVersion.Status
+
+
+@transaction.atomic
+def version_submit(
+    *, actor: Actor, version: ContractVersion, expected_lock_version: int
+) -> ContractVersion:
+    """The owner sends a draft for review: its contract is validated and frozen."""
+    locked = lock(version)
+    check(actor, locked, SUBMIT, expected_lock_version)
+    contract = compiled_contract(locked)
+    before = locked.status
+    locked.snapshot = compiler_json(contract)
+    locked.sha256 = document_sha256(locked.snapshot)
+    locked.status = Status.IN_REVIEW
+    # Every form rendered before submission is stale now, so an old editor tab cannot
+    # silently pull the version back out of review.
+    locked.lock_version += 1
+    locked.save(update_fields=["snapshot", "sha256", "status", "lock_version", "updated_at"])
+    review = Review.objects.create(
+        version=locked,
+        submitted_by=actor,
+        version_lock=locked.lock_version,
+        contract_sha256=locked.sha256,
+    )
+    audit_record(
+        actor=actor,
+        action=AuditAction.SUBMITTED,
+        summary=f"Submitted version {locked.number} for review",
+        version=locked,
+        changes={"before": before, "review": review.pk, "sha256": locked.sha256},
+    )
+    return locked
+
+
+@transaction.atomic
+def version_withdraw(
+    *, actor: Actor, version: ContractVersion, expected_lock_version: int | None = None
+) -> ContractVersion:
+    """The owner takes a version out of review (or back from approved) to edit it."""
+    locked = lock(version)
+    check(actor, locked, WITHDRAW, expected_lock_version)
+    return _return_to_draft(actor=actor, version=locked, reason="withdrawn by its owner")
+
+
+@transaction.atomic
+def version_approve(
+    *, actor: Actor, version: ContractVersion, report_sha256: str, comment: str = ""
+) -> Approval:
+    """A reviewer approves exactly the version's current content and the impact report
+    they were shown (`report_sha256`); the report is recomputed and must still match."""
+    locked = lock(version)
+    check(actor, locked, APPROVE)
+    review = active_review(locked)
+    if review is None:  # pragma: no cover - the status says there is one
+        raise ValidationError(
+            NOT_IN_REVIEW.format(number=locked.number, status=status_word(locked), verb="approved")
+        )
+    report = impact_report(locked)
+    if report.sha256 != report_sha256:
+        raise ValidationError(REPORT_CHANGED)
+    approval = Approval.objects.create(
+        review=review,
+        version=locked,
+        reviewer=actor,
+        version_lock=locked.lock_version,
+        contract_sha256=locked.sha256,
+        report_sha256=report.sha256,
+        catalogue_sha256=catalogue_sha256(locked),
+        report=report.document,
+        comment=comment,
+    )
+    before = locked.status
+    locked.status = Status.APPROVED
+    locked.save(update_fields=["status", "updated_at"])
+    audit_record(
+        actor=actor,
+        action=AuditAction.APPROVED,
+        summary=f"Approved version {locked.number}" + (f": {comment}" if comment else ""),
+        version=locked,
+        changes={
+            "before": before,
+            "approval": approval.pk,
+            "report_sha256": report.sha256,
+            "sha256": locked.sha256,
+            "lock_version": locked.lock_version,
+        },
+    )
+    return approval
+
+
+@transaction.atomic
+def version_request_changes(
+    *, actor: Actor, version: ContractVersion, comment: str
+) -> ContractVersion:
+    """A reviewer sends the version back to its owner, saying why; approvals lapse."""
+    locked = lock(version)
+    check(actor, locked, REQUEST_CHANGES)
+    comment = (comment or "").strip()
+    if not comment:
+        raise ValidationError({"comment": COMMENT_REQUIRED})
+    now = timezone.now()
+    voided = _void_approvals(locked, now=now, reason="changes requested")
+    close_review(locked, actor=actor, outcome=Review.Outcome.CHANGES_REQUESTED, comment=comment)
+    before = locked.status
+    locked.status = Status.CHANGES_REQUESTED
+    locked.save(update_fields=["status", "updated_at"])
+    audit_record(
+        actor=actor,
+        action=AuditAction.CHANGES_REQUESTED,
+        summary=f"Requested changes to version {locked.number}: {comment}",
+        version=locked,
+        changes={"before": before, "comment": comment, "voided_approvals": voided},
+    )
+    return locked
+
+
+@transaction.atomic
+def version_retire(
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    reason: str = "",
+    expected_lock_version: int | None = None,
+) -> ContractVersion:
+    """Withdraw a published version from use (no published version remains), or abandon
+    a version on its way to publication so another draft can start."""
+    locked = lock(version)
+    check(actor, locked, RETIRE, expected_lock_version)
+    before = locked.status
+    voided = 0
+    if before != Status.PUBLISHED:
+        voided = _void_approvals(locked, now=timezone.now(), reason="version retired")
+        close_review(locked, actor=actor, outcome=Review.Outcome.RETIRED)
+    locked.status = Status.RETIRED
+    locked.save(update_fields=["status", "updated_at"])
+    audit_record(
+        actor=actor,
+        action=AuditAction.RETIRED,
+        summary=f"Retired version {locked.number}" + (f": {reason}" if reason else ""),
+        version=locked,
+        changes={"before": before, "reason": reason, "voided_approvals": voided},
+    )
+    return locked
