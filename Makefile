@@ -87,6 +87,7 @@ test-lowest: $(LOWEST_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/compile_scale.py

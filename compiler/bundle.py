@@ -510,7 +510,8 @@ def _with_signer_keys(
     if not isinstance(body, Mapping) or not isinstance(body.get("manifest"), Mapping):
         return body
     manifest = dict(body["manifest"])
-    ids = {(name, role): key_id(key) for name, role, key in keys}
+    # Looked up with whatever a manifest entry gives as its person: any JSON value, not only str.
+    ids: dict[tuple[object, Role], str] = {(name, role): key_id(key) for name, role, key in keys}
     publishers = [name for name, role, _ in keys if role == "publisher"]
     if "publisher" not in manifest and len(publishers) == 1:
         manifest["publisher"] = {"person": publishers[0]}

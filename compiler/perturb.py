@@ -220,7 +220,7 @@ def promote_weak(document: CompileInput, weak_classes: Sequence[str]) -> Compile
     if not weak_classes:
         raise ValueError("promote_weak needs at least one weak class")
     taken = {c.id for c in document.candidates}
-    corpus = {}
+    corpus: dict[str, Candidate] = {}
     for c in sorted(document.candidates, key=lambda c: c.id):
         corpus.setdefault(c.evidence_class, c)
     added = []

@@ -265,8 +265,8 @@ class _Planner:
                 RefusalReason.MANDATORY_OVER_BUDGET,
                 f"needs {self.used} of {self.budget} tokens",
             )
-        for group, members in sorted(self.group_members.items()):
-            in_universe = [self.universe[m] for m in members if m in self.universe]
+        for group, member_ids in sorted(self.group_members.items()):
+            in_universe = [self.universe[m] for m in member_ids if m in self.universe]
             if not in_universe or not any(c.group_required for c in in_universe):
                 continue
             units: list[Candidate] = []

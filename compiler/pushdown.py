@@ -178,7 +178,7 @@ class Fragment(NamedTuple):
 class Lowered:
     """The admission predicate of one request and contract, as named SQL fragments over `c`."""
 
-    dialect: str
+    dialect: Dialect
     table: str
     eligible: tuple[Fragment, ...]
     """Conditions (ANDed) on a row for it to be admitted now or waiting."""
@@ -232,7 +232,7 @@ def admission_query(
 
 
 def assemble(lowered: Lowered) -> tuple[str, list[Any]]:
-    lowering = _lowering(lowered.dialect)  # type: ignore[arg-type]
+    lowering = _lowering(lowered.dialect)
     t = lowered.table
     params: list[Any] = []
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,7 +29,7 @@ from .errors import InvalidInput
 from .loading import load_input
 from .models import CompileInput, CompileOutput, Contract
 
-FORMAT = "evidence-compiler.receipt/1"
+FORMAT: Final = "evidence-compiler.receipt/1"
 
 CARRIES_CONTENT = (
     "a receipt never carries evidence content: replace it with content_sha256 (the sha256 "

@@ -25,7 +25,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -42,8 +42,10 @@ from .perturb import (
 )
 from .resolve import expand_roles
 
-VIOLATION, FINDING, EXPECTED = "violation", "finding", "expected"
 Kind = Literal["violation", "finding", "expected"]
+VIOLATION: Final[Kind] = "violation"
+FINDING: Final[Kind] = "finding"
+EXPECTED: Final[Kind] = "expected"
 SEVERITY = {EXPECTED: 0, FINDING: 1, VIOLATION: 2}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 Location = tuple[str | int, ...]
 Problem = tuple[Location, str]
@@ -86,7 +86,7 @@ def unsafe_integer_problems(document: Any) -> list[Problem]:
     return problems
 
 
-def _too_large(value: Any) -> bool:
+def _too_large(value: object) -> TypeGuard[int]:
     return type(value) is int and value > MAX_SAFE_INTEGER
 
 
