@@ -10,7 +10,7 @@ from contracts import roles
 from contracts.models import AuditAction, SourceClass, SourceClassProposal, source_class_changes
 
 from .audit import audit_record
-from .checks import Actor, EditConflict, _full_clean
+from .checks import Actor, _full_clean, check_lock
 
 # Messages tests assert on.
 STALE_SOURCE_CLASS = (
@@ -95,8 +95,7 @@ def source_class_update(
     only. The audit event holds the before and after values of the fields that changed."""
     _require_catalogue_manager(actor)
     current = SourceClass.objects.select_for_update().get(pk=source_class.pk)
-    if current.lock_version != expected_lock_version:
-        raise EditConflict(STALE_PROPOSAL if proposal else STALE_SOURCE_CLASS)
+    check_lock(current, expected_lock_version, STALE_PROPOSAL if proposal else STALE_SOURCE_CLASS)
     before = current.field_values()
     current.label, current.description = label, description
     current.authority_tier, current.weak, current.retired = authority_tier, weak, retired

@@ -29,7 +29,7 @@ from contracts.models import (
 )
 
 from .audit import audit_record
-from .checks import STALE_EDIT, Actor, EditConflict, _full_clean, _require
+from .checks import Actor, _full_clean, _require, check_lock
 
 # Messages tests assert on.
 NOT_EDITABLE = (
@@ -37,17 +37,6 @@ NOT_EDITABLE = (
 )
 BAD_ROLE_ORDER = "List each of {roles} exactly once."
 OPEN_VERSION_EXISTS = "Version {number} is still {status}; finish it before starting another."
-
-
-# A version on its way to publication (submitted, approved, or sent back) returns to draft
-# when its owner edits it: the four-eyes rule voids every approval given so far.
-REOPENABLE_STATUSES = frozenset(
-    {
-        ContractVersion.Status.IN_REVIEW,
-        ContractVersion.Status.APPROVED,
-        ContractVersion.Status.CHANGES_REQUESTED,
-    }
-)
 
 
 def _lock_draft(
@@ -64,12 +53,11 @@ def _lock_draft(
         .get(pk=version.pk)
     )
     _require(actor, f"contracts.{roles.EDIT}", locked.decision_type)
-    if not locked.is_editable and locked.status not in REOPENABLE_STATUSES:
+    if not locked.accepts_edits:
         raise ValidationError(
             NOT_EDITABLE.format(number=locked.number, status=locked.get_status_display().lower())
         )
-    if locked.lock_version != expected_lock_version:
-        raise EditConflict(STALE_EDIT)
+    check_lock(locked, expected_lock_version)
     if locked.status != ContractVersion.Status.DRAFT:
         _return_to_draft(actor=actor, version=locked, reason="edited")
     return locked
@@ -142,15 +130,7 @@ def version_start_draft(*, actor: Actor, decision_type: DecisionType) -> Contrac
     version = ContractVersion(decision_type=decision_type, number=number, created_by=actor)
     if parent is not None:
         version.parent = parent
-        for field in (
-            "purposes",
-            "policy_name",
-            "policy_version",
-            "min_relevance",
-            "mandatory_form",
-            "role_order",
-            "on_overrun",
-        ):
+        for field in ContractVersion.COPIED_FIELDS:
             setattr(version, field, getattr(parent, field))
     version.save()
     if parent is not None:
@@ -200,7 +180,7 @@ def version_update_settings(
         raise ValidationError(
             {"role_order": BAD_ROLE_ORDER.format(roles=", ".join(str(r) for r in OrderRole))}
         )
-    fields = ("purposes", "policy_name", "policy_version", "min_relevance", "role_order")
+    fields = ContractVersion.SETTINGS_FIELDS
     before = {f: getattr(version, f) for f in fields}
     version.purposes = list(dict.fromkeys(purposes))
     version.policy_name, version.policy_version = policy_name, policy_version
