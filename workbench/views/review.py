@@ -27,11 +27,12 @@ from contracts.documents import ContractInvalid, contract_document
 from contracts.models import Approval, Bundle, ContractVersion, Review
 from publishing import review, signing
 from publishing.impact import ImpactReport, contract_changes
+from workbench.forms import LockForm
 
+from .helpers import CHANGED_EVENT, require_permission
 from .parameters import int_parameter
 
 REVIEW_TEMPLATE = "contracts/review.html"
-CHANGED_EVENT = "contractChanged"
 
 # Messages tests assert on.
 SUBMITTED = "Version {number} is in review."
@@ -58,10 +59,6 @@ def _lost_race(error: DatabaseError) -> bool:
     return sqlstate in ("40001", "40P01")
 
 
-class LockForm(forms.Form):
-    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
-
-
 class RetireForm(LockForm):
     reason = forms.CharField(required=False, max_length=300)
 
@@ -81,8 +78,7 @@ class RequestChangesForm(forms.Form):
 
 
 def _require(request: HttpRequest, version: ContractVersion, perm: str) -> None:
-    if not request.user.has_perm(f"contracts.{perm}", version.decision_type):
-        raise PermissionDenied(services.NOT_ALLOWED)
+    require_permission(request, version.decision_type, perm)
 
 
 def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:
