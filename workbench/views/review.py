@@ -24,8 +24,9 @@ from django_htmx.http import trigger_client_event
 
 from contracts import roles, selectors, services
 from contracts.documents import ContractInvalid, contract_document
-from contracts.models import Approval, Bundle, ContractVersion, Review
+from contracts.models import Approval, Bundle, ContractVersion
 from publishing import review, signing
+from publishing import selectors as publishing_selectors
 from publishing.impact import ImpactReport, contract_changes
 from workbench.forms import LockForm
 
@@ -97,11 +98,9 @@ def _review_context(
     user = request.user
     decision_type = version.decision_type
     can_review = selectors.can_review(user=user, decision_type=decision_type)
-    active = Review.objects.filter(version=version, closed_at__isnull=True).first()
-    bundle = Bundle.objects.filter(version=version).select_related("publisher").first()
-    approvals = list(
-        Approval.objects.filter(version=version).select_related("reviewer").order_by("created_at")
-    )
+    active = publishing_selectors.active_review(version=version)
+    bundle = publishing_selectors.bundle_of(version=version)
+    approvals = publishing_selectors.approvals(version=version)
     author_ids = review.authors(version)
     actions = review.available_actions(user, version)
     status, status_label = review.shown_status(version)
@@ -217,7 +216,7 @@ def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
     versions = list(
         decision_type.versions.select_related("created_by", "parent").order_by("-number")
     )
-    bundles = {b.version_id: b for b in Bundle.objects.filter(decision_type=decision_type)}
+    bundles = publishing_selectors.bundles_by_version(decision_type=decision_type)
     rows = [
         {"version": v, "bundle": bundles.get(v.pk), "status": review.shown_status(v)}
         for v in versions
@@ -290,7 +289,7 @@ def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
 @require_GET
 def version_bundle(request: HttpRequest, key: str, number: int) -> HttpResponse:
     version = selectors.version_for_user(user=request.user, key=key, number=number)
-    bundle = Bundle.objects.filter(version=version).select_related("decision_type").first()
+    bundle = publishing_selectors.bundle_of(version=version)
     if bundle is None:
         raise Http404(review.NO_BUNDLE.format(number=number))
     response = HttpResponse(bundle.data, content_type="application/json")
