@@ -19,6 +19,8 @@ from scenarios.services import (
     has_control_character,
 )
 
+from .fields import ListField, LockVersionField
+
 NOT_CHECKED = ""
 UPLOAD_TOO_LARGE = (
     "This file is {size}; corpora of at most {limit} are accepted "
@@ -27,35 +29,9 @@ UPLOAD_TOO_LARGE = (
 UNREADABLE = "This cannot be imported: {problem}"
 
 
-def split_list(value: str) -> list[str]:
-    """Items separated by commas or new lines, blanks dropped, order kept."""
-    items = (part.strip() for line in value.splitlines() for part in line.split(","))
-    return [item for item in items if item]
-
-
 def _located(problem: CorpusProblem) -> str:
     """A reading problem as a sentence: the text's own line and column need no prefix."""
     return str(problem) if problem.loc else problem.msg
-
-
-class ListField(forms.CharField):
-    """A list typed as comma- or line-separated text."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        super().__init__(**kwargs)
-
-    def prepare_value(self, value: Any) -> Any:
-        if isinstance(value, list | tuple):
-            return ", ".join(map(str, value))
-        return value
-
-    def to_python(self, value: Any) -> list[str]:
-        return split_list(super().to_python(value) or "")
-
-    def validate(self, value: Any) -> None:
-        if self.required and not value:
-            raise forms.ValidationError(self.error_messages["required"], code="required")
 
 
 class IsoDateInput(forms.DateInput):
@@ -186,17 +162,6 @@ DATALISTS = {
     "allowed_roles": "roles",
     "allowed_purposes": "purposes",
 }
-
-
-class LockVersionField(forms.IntegerField):
-    """The row's `lock_version` when the form was opened (blank on a form that adds a row)."""
-
-    widget = forms.HiddenInput
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        kwargs.setdefault("min_value", 0)
-        super().__init__(**kwargs)
 
 
 class CandidateForm(forms.Form):

@@ -29,6 +29,9 @@ from scenarios.compiling import CorpusInvalid
 from scenarios.models import Scenario
 from workbench.forms import scenarios as forms
 
+from .helpers import form_errors as _form_errors
+from .helpers import page_or_partial
+from .helpers import require_edit as _require_edit
 from .parameters import int_parameter
 
 # Messages tests assert on.
@@ -57,32 +60,13 @@ UNSAFE_IN_FILENAME = re.compile(r'[\x00-\x1f\x7f-\x9f"\\/\s]+')
 
 
 def _template(request: HttpRequest, page: str, partial: str) -> str:
-    return f"scenarios/{page}.html#{partial}" if request.htmx else f"scenarios/{page}.html"
-
-
-def _form_errors(form: Any, error: ValidationError, fallback: str | None = None) -> None:
-    """Put a service's errors on the form's fields; others on `fallback` (or the form)."""
-    if hasattr(error, "error_dict"):
-        for field, errors in error.message_dict.items():
-            if field in form.fields:
-                form.add_error(field, errors)
-            else:
-                # Say which key the message is about: the fallback field holds several.
-                located = field != "__all__" and fallback is not None
-                form.add_error(fallback, [f"{field}: {e}" if located else e for e in errors])
-    else:
-        form.add_error(None, error.messages)
+    return page_or_partial(request, f"scenarios/{page}.html", partial)
 
 
 def _warn(request: HttpRequest, warnings: list[Any]) -> None:
     """Saved, but with values the catalogue or the contract does not know: say where."""
     for warning in warnings:
         messages.warning(request, WARNING.format(warning=warning))
-
-
-def _require_edit(request: HttpRequest, decision_type: Any) -> None:
-    if not services.can_edit(request.user, decision_type):
-        raise PermissionDenied(services.NOT_ALLOWED)
 
 
 def _lock(value: int | None) -> int:
