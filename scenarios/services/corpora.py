@@ -77,16 +77,7 @@ def corpus_import(
             corpus_row.description = description
     corpus_row.directory = valid.directory
     corpus_row.save()
-    CorpusCandidate.objects.bulk_create(
-        CorpusCandidate(
-            corpus=corpus_row,
-            position=i,
-            candidate_id=data["id"],
-            data=data,
-            lock_version=old_locks[data["id"]] + 1 if data["id"] in old_locks else 0,
-        )
-        for i, data in enumerate(valid.candidates)
-    )
+    _store_candidates(corpus_row, valid.candidates, old_locks)
     audit_record(
         actor=actor,
         action=Action.CORPUS_IMPORTED,
@@ -96,6 +87,23 @@ def corpus_import(
     )
     corpus_row.warnings = warnings
     return corpus_row
+
+
+def _store_candidates(
+    corpus: Corpus, candidates: list[dict[str, Any]], old_locks: Mapping[str, int]
+) -> None:
+    """The corpus's candidates in import order; an id it held before keeps counting its
+    lock version on."""
+    CorpusCandidate.objects.bulk_create(
+        CorpusCandidate(
+            corpus=corpus,
+            position=i,
+            candidate_id=data["id"],
+            data=data,
+            lock_version=old_locks[data["id"]] + 1 if data["id"] in old_locks else 0,
+        )
+        for i, data in enumerate(candidates)
+    )
 
 
 def _validated(
