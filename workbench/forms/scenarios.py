@@ -11,11 +11,11 @@ from django.template.defaultfilters import filesizeformat
 
 from compiler.codes import OrderRole, Requirement
 from scenarios.compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
-from scenarios.models import Corpus, CorpusCandidate, Scenario
+from scenarios.models import SLOT_STATES, Corpus, CorpusCandidate, Scenario
 from scenarios.services import (
     CONTROL_CHARACTER,
     SCENARIO_REQUEST_FIELDS,
-    SLOT_STATES,
+    corpus_read,
     has_control_character,
 )
 
@@ -125,7 +125,7 @@ class ImportForm(forms.Form):
         if not raw.strip():
             raise forms.ValidationError("Choose a file or paste the JSON.")
         try:
-            data["document"] = read_json(raw, max_bytes=self.max_bytes)
+            data["document"] = corpus_read(raw, max_bytes=self.max_bytes)
         except CorpusInvalid as exc:
             raise forms.ValidationError(
                 [UNREADABLE.format(problem=_located(problem)) for problem in exc.problems]
