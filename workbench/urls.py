@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import catalogue, dashboard
+from .views import catalogue, dashboard, people, propositions
 from .views import editor as views
 from .views import keys as key_views
 from .views import review as review_views
@@ -47,10 +47,10 @@ urlpatterns = [
     ),
     path("new-decision-type/", dashboard.decision_type_create, name="decision_type_create"),
     path("types/<str:key>/", views.decision_type_detail, name="decision_type_detail"),
-    path("types/<str:key>/people/", views.decision_type_access, name="decision_type_access"),
+    path("types/<str:key>/people/", people.decision_type_access, name="decision_type_access"),
     path(
         "types/<str:key>/people/remove/",
-        views.decision_type_access_revoke,
+        people.decision_type_access_revoke,
         name="decision_type_access_revoke",
     ),
     path("signing-keys/", key_views.signing_keys, name="signing_keys"),
@@ -85,14 +85,20 @@ urlpatterns = [
     path(version + "history/", views.version_history, name="version_history"),
     path(version + "contract.json", views.version_contract_json, name="version_contract_json"),
     path(version + "settings/", views.version_settings, name="version_settings"),
-    path(version + "propositions/", views.proposition_add, name="proposition_add"),
-    path(proposition + "edit/", views.proposition_edit, name="proposition_edit"),
-    path(proposition + "delete/", views.proposition_delete, name="proposition_delete"),
-    path(proposition + "move/", views.proposition_move, name="proposition_move"),
-    path(proposition + "classes/", views.accepted_class_add, name="accepted_class_add"),
-    path(proposition + "classes/move/", views.accepted_class_move, name="accepted_class_move"),
+    path(version + "propositions/", propositions.proposition_add, name="proposition_add"),
+    path(proposition + "edit/", propositions.proposition_edit, name="proposition_edit"),
+    path(proposition + "delete/", propositions.proposition_delete, name="proposition_delete"),
+    path(proposition + "move/", propositions.proposition_move, name="proposition_move"),
+    path(proposition + "classes/", propositions.accepted_class_add, name="accepted_class_add"),
     path(
-        proposition + "classes/remove/", views.accepted_class_remove, name="accepted_class_remove"
+        proposition + "classes/move/",
+        propositions.accepted_class_move,
+        name="accepted_class_move",
+    ),
+    path(
+        proposition + "classes/remove/",
+        propositions.accepted_class_remove,
+        name="accepted_class_remove",
     ),
 ]
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import wraps
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from contracts import selectors, services
 from contracts.models import ContractVersion, DecisionType, Proposition, SourceClass
@@ -38,8 +37,6 @@ from .helpers import (
 EDITOR_TEMPLATE = "contracts/decision_type.html"
 
 # Messages tests assert on.
-PROPOSITION_GONE = "That proposition no longer exists; someone else deleted it."
-NO_SUCH_PERSON = "There is nobody with this username."
 
 
 # --------------------------------------------------------------------------- helpers
@@ -223,34 +220,6 @@ def _edit(
     return _render_version(request, version, status=FORM_INVALID, **context)
 
 
-def _proposition(version: ContractVersion, pk: int) -> Proposition | None:
-    return version.propositions.filter(pk=pk).first()
-
-
-def _editable_proposition(
-    view: Callable[[HttpRequest, ContractVersion, Proposition], HttpResponse],
-) -> Callable[..., HttpResponse]:
-    """The prologue of every proposition edit: a version I may edit, and the row, still there."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-        version = selectors.version_for_user(user=request.user, key=key, number=number)
-        require_edit(request, version.decision_type)
-        proposition = _proposition(version, pk)
-        if proposition is None:
-            return _gone(request, version)
-        return view(request, version, proposition)
-
-    return wrapper
-
-
-def _gone(request: HttpRequest, version: ContractVersion) -> HttpResponse:
-    return changed(_render_version(request, version, status=CONFLICT, conflict=PROPOSITION_GONE))
-
-
-# --------------------------------------------------------------------------- contract editor
-
-
 @require_GET
 def decision_type_detail(request: HttpRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
@@ -258,64 +227,6 @@ def decision_type_detail(request: HttpRequest, key: str) -> HttpResponse:
     if version is None:
         return render(request, EDITOR_TEMPLATE, {"decision_type": decision_type, "version": None})
     return _render_version(request, version)
-
-
-def _access_change(
-    request: HttpRequest,
-    key: str,
-    form: forms.forms.Form,
-    change: Callable[[DecisionType, Any, dict[str, Any]], object],
-) -> HttpResponse:
-    """Grant or revoke a role, then answer with the people card (htmx) or the page."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
-    require_edit(request, decision_type)
-    version = selectors.current_version(decision_type=decision_type)
-    if form.is_valid():
-        person = selectors.person(username=form.cleaned_data["username"])
-        if person is None:
-            form.add_error("username", NO_SUCH_PERSON)
-        else:
-            try:
-                change(decision_type, person, form.cleaned_data)
-            except ValidationError as error:
-                form_errors(form, error)
-            else:
-                if not request.htmx:
-                    url = reverse("decision_type_detail", kwargs={"key": key})
-                    return redirect(url + "#people")
-                return changed(_render_version(request, version, "people"))
-    return _render_version(
-        request,
-        version,
-        "people",
-        status=FORM_INVALID,
-        access_form=form if isinstance(form, forms.AccessForm) else None,
-        people_errors=error_messages(form),
-    )
-
-
-@require_POST
-def decision_type_access(request: HttpRequest, key: str) -> HttpResponse:
-    return _access_change(
-        request,
-        key,
-        forms.AccessForm(request.POST),
-        lambda decision_type, person, data: services.access_grant(
-            actor=request.user, decision_type=decision_type, user=person, role=data["role"]
-        ),
-    )
-
-
-@require_POST
-def decision_type_access_revoke(request: HttpRequest, key: str) -> HttpResponse:
-    return _access_change(
-        request,
-        key,
-        forms.RevokeForm(request.POST),
-        lambda decision_type, person, data: services.access_revoke(
-            actor=request.user, decision_type=decision_type, user=person
-        ),
-    )
 
 
 @require_GET
@@ -372,154 +283,3 @@ def version_settings(request: HttpRequest, key: str, number: int) -> HttpRespons
     )
 
 
-@require_POST
-def proposition_add(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    require_edit(request, version.decision_type)
-    form = forms.PropositionAddForm(
-        request.POST, class_choices=_class_choices(selectors.source_classes())
-    )
-    return _edit(
-        request,
-        version,
-        form,
-        lambda data: services.proposition_add(
-            actor=request.user,
-            version=version,
-            expected_lock_version=data["lock_version"],
-            key=data["key"],
-            description=data["description"],
-            accepted_classes=data["accepted_classes"],
-            required=data["required"],
-            max_items=data["max_items"],
-        ),
-        on_invalid=lambda form: {"add_form": form},
-    )
-
-
-@require_http_methods(["GET", "POST"])
-@_editable_proposition
-def proposition_edit(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
-) -> HttpResponse:
-    if request.method == "GET":
-        form = forms.PropositionForm(
-            initial={
-                "lock_version": version.lock_version,
-                "key": proposition.key,
-                "description": proposition.description,
-                "required": proposition.required,
-                "max_items": proposition.max_items,
-            }
-        )
-        return _render_version(request, version, editing=(proposition.pk, form))
-    return _edit(
-        request,
-        version,
-        forms.PropositionForm(request.POST),
-        lambda data: services.proposition_update(
-            actor=request.user,
-            proposition=proposition,
-            expected_lock_version=data["lock_version"],
-            key=data["key"],
-            description=data["description"],
-            required=data["required"],
-            max_items=data["max_items"],
-        ),
-        on_invalid=lambda form: {"editing": (proposition.pk, form)},
-    )
-
-
-@require_POST
-@_editable_proposition
-def proposition_delete(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
-) -> HttpResponse:
-    return _edit(
-        request,
-        version,
-        forms.LockForm(request.POST),
-        lambda data: services.proposition_delete(
-            actor=request.user,
-            proposition=proposition,
-            expected_lock_version=data["lock_version"],
-        ),
-    )
-
-
-@require_POST
-@_editable_proposition
-def proposition_move(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
-) -> HttpResponse:
-    return _edit(
-        request,
-        version,
-        forms.MoveForm(request.POST),
-        lambda data: services.proposition_move(
-            actor=request.user,
-            proposition=proposition,
-            expected_lock_version=data["lock_version"],
-            direction=data["direction"],
-        ),
-    )
-
-
-@require_POST
-@_editable_proposition
-def accepted_class_add(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
-) -> HttpResponse:
-    form = forms.AcceptedClassForm(
-        request.POST,
-        class_choices=_class_choices(selectors.source_classes(), proposition.accepted_classes),
-    )
-    return _edit(
-        request,
-        version,
-        form,
-        lambda data: services.accepted_class_add(
-            actor=request.user,
-            proposition=proposition,
-            expected_lock_version=data["lock_version"],
-            class_key=data["class_key"],
-        ),
-        on_invalid=lambda form: {"accept_form": (proposition.pk, form)},
-    )
-
-
-@require_POST
-@_editable_proposition
-def accepted_class_move(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
-) -> HttpResponse:
-    return _edit(
-        request,
-        version,
-        forms.AcceptedClassMoveForm(request.POST),
-        lambda data: services.accepted_class_move(
-            actor=request.user,
-            proposition=proposition,
-            expected_lock_version=data["lock_version"],
-            class_key=data["class_key"],
-            direction=data["direction"],
-        ),
-    )
-
-
-@require_POST
-@_editable_proposition
-def accepted_class_remove(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
-) -> HttpResponse:
-    return _edit(
-        request,
-        version,
-        forms.AcceptedClassRemoveForm(request.POST),
-        lambda data: services.accepted_class_remove(
-            actor=request.user,
-            proposition=proposition,
-            expected_lock_version=data["lock_version"],
-            class_key=data["class_key"],
-        ),
-    )
