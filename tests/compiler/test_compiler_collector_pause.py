@@ -63,7 +63,7 @@ def test_a_load_in_another_thread_keeps_the_collector_off_when_it_was_off(collec
         thread.join(10)
     assert not gc.isenabled()
 
-    loaded = threading.Thread(target=lambda: load_input(document([candidate("a")])))
+    loaded = threading.Thread(target=lambda: load_input(document(candidate("a"))))
     loaded.start()
     loaded.join(10)
     assert not gc.isenabled()
@@ -71,6 +71,6 @@ def test_a_load_in_another_thread_keeps_the_collector_off_when_it_was_off(collec
 
 def test_a_failed_load_ends_its_pause(collector_enabled):
     with pytest.raises(InvalidInput) as raised:
-        load_input(document([candidate("a", tokens="12")]))
-    assert [list(e["loc"][:2]) for e in raised.value.errors] == [["candidates", 0]]
+        load_input(document(candidate("a", tokens="12")))
+    assert [tuple(e["loc"]) for e in raised.value.errors] == [("candidates", 0, "tokens")]
     assert gc.isenabled()
