@@ -44,3 +44,13 @@ def test_a_contract_hash_belongs_to_its_own_contract_object():
     expected = [sha256_hex(d.contract.model_dump(mode="json")) for d in (base, changed)]
     assert hashes == expected * 2
     assert expected[0] != expected[1]
+
+
+def test_a_dump_hands_out_its_own_trace_and_rejection_dicts():
+    out = compile_doc(document(candidate("a"), candidate("b", entity="ELSEWHERE")))
+    for mode in ("python", "json"):
+        dumped = out.model_dump(mode=mode)
+        dumped["trace"][0]["pass"] = "changed"
+        dumped["rejected"][0]["reason"] = "changed"
+    assert out.trace[0]["pass"] != "changed"
+    assert out.rejected[0]["reason"] != "changed"
