@@ -57,3 +57,34 @@ def call(client):
         return getattr(client, method)(path, headers=headers, **extra)
 
     return request
+
+
+def atlas_request() -> dict:
+    """The seed's Atlas compile input without its contract: what a service sends."""
+    import json
+    from pathlib import Path
+
+    document = json.loads((Path(__file__).resolve().parents[2] / "examples/atlas.json").read_text())
+    return {k: v for k, v in document.items() if k != "contract"}
+
+
+@pytest.fixture
+def atlas_receipt(demo):
+    """receipt(decision_id=None) -> a receipt of the Atlas request compiled against the
+    published Atlas bundle, as production would post it."""
+    from compiler.bundle import compile_input_from_bundle, verify_bundle
+    from compiler.pipeline import compile_input
+    from compiler.receipts import make_receipt
+    from publishing import signing, tokens
+
+    bundle = tokens.latest_bundle(demo[ATLAS])
+    verified = verify_bundle(bundle.data, signing.trusted_public_keys())
+
+    def make(decision_id: str | None = None) -> dict:
+        document = compile_input_from_bundle(verified, atlas_request())
+        output = compile_input(document)
+        return make_receipt(
+            document, output, bundle_sha256=verified.sha256, decision_id=decision_id
+        ).to_json()
+
+    return make
