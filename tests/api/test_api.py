@@ -237,7 +237,8 @@ def test_every_call_is_recorded_with_token_endpoint_type_and_status(call, token_
 def test_the_openapi_description_lists_every_endpoint(client):
     schema = client.get("/api/v1/openapi.json").json()
     assert set(schema["paths"]) == {
-        "/api/v1/types", "/api/v1/types/{key}/bundle", "/api/v1/types/{key}/versions/{number}/bundle",
+        "/api/v1/types", "/api/v1/types/{key}/bundle",
+        "/api/v1/types/{key}/versions/{number}/bundle",
         "/api/v1/types/{key}/keys", "/api/v1/decisions",
     }  # fmt: skip
     assert "BatchOutcome" in schema["components"]["schemas"]
