@@ -12,7 +12,7 @@ proposition = version + "propositions/<int:pk>/"
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("suite/", include("workbench.scenario_urls")),
-    path("api/v1/", include("workbench.api")),
+    path("", include("workbench.production_urls")),
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("source-classes/", views.source_class_list, name="source_class_list"),

@@ -27,6 +27,7 @@ from contracts.documents import ContractInvalid, contract_document
 from contracts.models import Approval, Bundle, ContractVersion, Review
 from publishing import review, signing
 from publishing.impact import ImpactReport, contract_changes
+from publishing.replay import recorded_decisions
 
 from .parameters import int_parameter
 
@@ -286,6 +287,7 @@ def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
         **_review_context(request, version),
         "report": report,
         "problems": problems,
+        "recorded_decisions": recorded_decisions(version),
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
     return render(request, template, context, status=200 if report else 422)
