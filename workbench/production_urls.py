@@ -16,4 +16,5 @@ urlpatterns = [
         views.recorded_decisions_replay,
         name="recorded_decisions_replay",
     ),
+    path("types/<str:key>/contract-tests.zip", views.contract_tests_zip, name="contract_tests_zip"),
 ]

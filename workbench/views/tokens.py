@@ -15,10 +15,10 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from contracts import selectors
-from publishing import replay, tokens
+from publishing import contract_files, replay, tokens
 
 TEMPLATE = "publishing/tokens.html"
 
@@ -95,3 +95,15 @@ def recorded_decisions_replay(request: HttpRequest, key: str, number: int) -> Ht
     replay.replay_start(actor=request.user, version=version)
     messages.success(request, REPLAY_QUEUED.format(number=number))
     return redirect("version_impact", key, number)
+
+
+@require_GET
+def contract_tests_zip(request: HttpRequest, key: str) -> HttpResponse:
+    """The type's contract tests as a zip of the directory `evidence-compiler test` runs."""
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    files = contract_files.export_files(decision_type)
+    response = HttpResponse(
+        contract_files.zip_bytes(files, root=key), content_type="application/zip"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{key}.contract-tests.zip"'
+    return response
