@@ -325,3 +325,38 @@ def plan_lines(plan: ImportPlan) -> list[str]:
         if groups["same"]:
             lines.append(f"Unchanged {what} file(s): {', '.join(groups['same'])}.")
     return lines
+
+
+# --------------------------------------------------------------------------- uploads
+
+UPLOAD_MAX_BYTES = 5 * 1024 * 1024
+NOT_A_ZIP = "Upload a .zip of a contract test directory (as the export gives)."
+UNSAFE_MEMBER = "'{name}' in the zip is not a plain relative path; nothing was read."
+TOO_LARGE = "The zip unpacks to more than {limit} bytes; nothing was read."
+NO_CONTRACT = "The zip holds no contract.yaml (at its top or in one folder)."
+
+
+def unpack_zip(data: bytes, into: Path) -> Path:
+    """Unpack an uploaded zip into `into` (safely: relative paths only, bounded size) and
+    return the directory holding `contract.yaml`."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ValidationError(NOT_A_ZIP) from None
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        if sum(m.file_size for m in members) > UPLOAD_MAX_BYTES:
+            raise ValidationError(TOO_LARGE.format(limit=UPLOAD_MAX_BYTES))
+        for member in members:
+            parts = Path(member.filename).parts
+            if member.filename.startswith(("/", "\\")) or ".." in parts or not parts:
+                raise ValidationError(UNSAFE_MEMBER.format(name=member.filename))
+        for member in members:
+            target = into / member.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(member))
+    for candidate in (into, *sorted(p for p in into.iterdir() if p.is_dir())):
+        if any((candidate / n).is_file() for n in ("contract.yaml", "contract.yml",
+                                                    "contract.json")):  # fmt: skip
+            return candidate
+    raise ValidationError(NO_CONTRACT)

@@ -17,4 +17,9 @@ urlpatterns = [
         name="recorded_decisions_replay",
     ),
     path("types/<str:key>/contract-tests.zip", views.contract_tests_zip, name="contract_tests_zip"),
+    path(
+        "types/<str:key>/contract-tests/import/",
+        views.contract_tests_import,
+        name="contract_tests_import",
+    ),
 ]

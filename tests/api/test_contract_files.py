@@ -101,3 +101,53 @@ def test_the_zip_download_holds_the_same_files(client, olivia, demo, tmp_path):
 def test_the_zip_download_needs_access_to_the_type(client, make_user, demo):
     client.force_login(make_user("nobody"))
     assert client.get(f"/types/{ATLAS}/contract-tests.zip").status_code == 404
+
+
+def test_the_upload_page_shows_the_plan_and_writes_only_on_confirm(client, olivia, demo):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from scenarios.models import Scenario
+
+    client.force_login(olivia)
+    archive = client.get(f"/types/{ATLAS}/contract-tests.zip").content
+    with zipfile.ZipFile(io.BytesIO(archive)) as source:
+        files = {n: source.read(n) for n in source.namelist()}
+    name = next(n for n in files if "/scenarios/" in n)
+    document = yaml.safe_load(files[name])
+    files[name.replace(name.rsplit("/", 1)[1], "copy.yaml")] = yaml.safe_dump(
+        dict(document, name="copied <b>scenario</b>")).encode()  # fmt: skip
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as target:
+        for member, data in files.items():
+            target.writestr(member, data)
+    url = f"/types/{ATLAS}/contract-tests/import/"
+    shown = client.post(url, {"file": SimpleUploadedFile("t.zip", buffer.getvalue())})
+    page = shown.content.decode()
+    assert shown.status_code == 200
+    assert "Adds scenario &#x27;copied &lt;b&gt;scenario&lt;/b&gt;&#x27;." in page
+    assert not Scenario.objects.filter(name="copied <b>scenario</b>").exists()
+    archive_field = page.split('name="archive" value="')[1].split('"')[0]
+    sha = page.split('name="confirm" value="')[1].split('"')[0]
+    done = client.post(url, {"archive": archive_field, "confirm": sha})
+    assert done.status_code == 302
+    assert Scenario.objects.filter(name="copied <b>scenario</b>").exists()
+
+
+def test_the_upload_page_refuses_a_zip_with_an_unsafe_path(client, olivia, demo):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as target:
+        target.writestr("../contract.yaml", "format: x")
+    client.force_login(olivia)
+    response = client.post(f"/types/{ATLAS}/contract-tests/import/",
+                           {"file": SimpleUploadedFile("t.zip", buffer.getvalue())})  # fmt: skip
+    assert response.status_code == 422
+    assert "not a plain relative path" in response.content.decode()
+
+
+def test_only_an_owner_may_import(client, demo):
+    from django.contrib.auth import get_user_model
+
+    client.force_login(get_user_model().objects.get(username="rafael"))
+    assert client.get(f"/types/{ATLAS}/contract-tests/import/").status_code == 403

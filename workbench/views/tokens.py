@@ -10,6 +10,10 @@
 
 from __future__ import annotations
 
+import base64
+import tempfile
+from pathlib import Path
+
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -17,10 +21,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from compiler.contract_tests import InvalidTestFiles
 from contracts import selectors
 from publishing import contract_files, replay, tokens
 
 TEMPLATE = "publishing/tokens.html"
+IMPORT_TEMPLATE = "publishing/contract_tests_import.html"
 
 # Messages tests assert on.
 REVOKED = "Token {prefix}… is revoked: calls with it now answer 401."
@@ -107,3 +113,53 @@ def contract_tests_zip(request: HttpRequest, key: str) -> HttpResponse:
     )
     response["Content-Disposition"] = f'attachment; filename="{key}.contract-tests.zip"'
     return response
+
+
+IMPORTED = "Imported the contract tests: {count} change(s) written."
+
+
+@require_http_methods(["GET", "POST"])
+def contract_tests_import(request: HttpRequest, key: str) -> HttpResponse:
+    """Upload a zip, read the plan; confirm (the zip comes back in the form, base64) to
+    write it. The plan's sha256 must still hold when confirmed."""
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    if not selectors.can_edit(user=request.user, decision_type=decision_type):
+        raise PermissionDenied
+    context: dict[str, object] = {"decision_type": decision_type}
+    if request.method == "GET":
+        return render(request, IMPORT_TEMPLATE, context)
+    upload = request.FILES.get("file")
+    if upload is not None:
+        if upload.size and upload.size > contract_files.UPLOAD_MAX_BYTES:
+            context["errors"] = [contract_files.TOO_LARGE.format(
+                limit=contract_files.UPLOAD_MAX_BYTES)]  # fmt: skip
+            return render(request, IMPORT_TEMPLATE, context, status=422)
+        data = upload.read()
+    else:
+        try:
+            data = base64.b64decode(request.POST.get("archive", ""), validate=True)
+        except ValueError:
+            data = b""
+    confirm = request.POST.get("confirm", "")
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            directory = contract_files.unpack_zip(data, Path(scratch))
+            if confirm and upload is None:
+                plan = contract_files.import_apply(
+                    actor=request.user, decision_type=decision_type, directory=directory,
+                    confirmed_sha256=confirm,
+                )  # fmt: skip
+                count = sum(len(g["added"]) + len(g["replaced"])
+                            for g in (plan.corpora, plan.scenarios))  # fmt: skip
+                messages.success(request, IMPORTED.format(count=count))
+                return redirect("scenarios:suite", key)
+            plan = contract_files.import_plan(decision_type, directory)
+        except InvalidTestFiles as exc:
+            context["errors"] = str(exc).splitlines()[1:]
+            return render(request, IMPORT_TEMPLATE, context, status=422)
+        except ValidationError as exc:
+            context["errors"] = exc.messages
+            return render(request, IMPORT_TEMPLATE, context, status=422)
+    context.update(plan=plan, plan_lines=contract_files.plan_lines(plan),
+                   archive=base64.b64encode(data).decode("ascii"))  # fmt: skip
+    return render(request, IMPORT_TEMPLATE, context)
