@@ -94,30 +94,20 @@ def export_files(decision_type: DecisionType) -> dict[str, str]:
             {"format": TESTS_FORMAT, "contract": contract, "source_classes": classes},
         )
     }
-    stems: dict[int, str] = {}
     for corpus in Corpus.objects.filter(decision_type=decision_type).prefetch_related(
         "candidates"
     ):
-        stems[corpus.pk] = file_stem(corpus.name)
-        files[f"corpora/{stems[corpus.pk]}.yaml"] = _yaml(
+        files[f"corpora/{file_stem(corpus.name)}.yaml"] = _yaml(
             f"Fixture corpus '{corpus.name}'",
             {"description": corpus.description, "directory": corpus.directory,
              "candidates": [c.data for c in corpus.candidates.all()]},
         )  # fmt: skip
     for scenario in Scenario.objects.filter(decision_type=decision_type).select_related(
-        "decision_type"
+        "decision_type", "corpus"
     ):
-        expected: dict[str, Any] = {"slots": dict(scenario.expected_slots)}
-        if scenario.expected_admitted is not None:
-            expected["admitted"] = list(scenario.expected_admitted)
-        if scenario.expected_rejected is not None:
-            expected["rejected"] = list(scenario.expected_rejected)
-        request = {k: v for k, v in scenario.request_document().items() if v is not None}
         files[f"scenarios/{file_stem(scenario.name)}.yaml"] = _yaml(
-            f"Scenario '{scenario.name}'",
-            {"name": scenario.name, "description": scenario.description, "request": request,
-             "corpus": stems[scenario.corpus_id], "expected": expected},
-        )  # fmt: skip
+            f"Scenario '{scenario.name}'", {"name": scenario.name, **_scenario_state(scenario)}
+        )
     return files
 
 

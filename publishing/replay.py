@@ -34,18 +34,11 @@ from contracts.documents import (
 from contracts.models import ContractVersion
 from contracts.services import NOT_ALLOWED, Actor
 
+from .impact import STATE_WORDS
 from .models import DecisionReceipt, ReceiptReplay
 
 FORMAT = "evidence-workbench.recorded-decisions/1"
 DEFAULT_DAYS = 30
-
-STATE_WORDS = {
-    "supported": "supported",
-    "contradicted": "contradicted (sources disagree)",
-    "unknown": "unknown (no admissible evidence)",
-    "refused": "refused (the compiler would not compile)",
-    "missing": "missing",
-}
 
 
 def replay_days() -> int:
