@@ -17,6 +17,7 @@ urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
     path("suite/", include("workbench.scenario_urls")),
     path("admin/", admin.site.urls),
+    path("", include("workbench.production_urls")),
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
     path("source-classes/", catalogue.source_class_list, name="source_class_list"),

@@ -29,6 +29,7 @@ from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
 from publishing import review, signing
 from publishing.impact import ImpactReport
+from publishing.replay import recorded_decisions
 from workbench.forms import LockForm
 
 from .helpers import CHANGED_EVENT
@@ -230,6 +231,7 @@ def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
         **_review_context(request, version),
         "report": report,
         "problems": problems,
+        "recorded_decisions": recorded_decisions(version),
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
     return render(request, template, context, status=200 if report else 422)
