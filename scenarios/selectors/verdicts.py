@@ -90,9 +90,10 @@ class VerdictSummary:
         return any(self.totals.values())
 
 
-def verdict_summary(*, run: SuiteRun) -> VerdictSummary:
-    """Counts of each verdict kind per proposition and perturbation kind: one query."""
-    propositions = run_propositions(run)
+def verdict_summary(*, run: SuiteRun, propositions: list[str] | None = None) -> VerdictSummary:
+    """Counts of each verdict kind per proposition and perturbation kind: one query (two
+    without `propositions`, the run's contract's keys in order)."""
+    propositions = propositions if propositions is not None else run_propositions(run)
     counts: dict[tuple[str, str], Counter[str]] = {}
     operators: list[str] = []
     totals: Counter[str] = Counter()
@@ -149,15 +150,15 @@ def run_corpus_findings(*, run: SuiteRun) -> list[dict[str, Any]]:
     scenarios = run.version.decision_type.scenarios.all()
     if run.scenario_id is not None:
         scenarios = scenarios.filter(pk=run.scenario_id)
-    corpus_ids = set(scenarios.values_list("corpus_id", flat=True))
+    corpus_ids = scenarios.values("corpus_id")
     tiers = tier_words()
-    rows: dict[int, list[Any]] = {pk: [] for pk in corpus_ids}
+    rows: dict[int, list[Any]] = {}
     candidates = CorpusCandidate.objects.filter(corpus_id__in=corpus_ids).order_by("position", "id")
     for corpus_id, data in candidates.values_list("corpus_id", "data"):
-        rows[corpus_id].append(data)
+        rows.setdefault(corpus_id, []).append(data)
     findings = []
     for corpus in Corpus.objects.filter(pk__in=corpus_ids).order_by("name", "pk"):
-        models = compiling.CorpusModels.build(corpus.directory, rows[corpus.pk])
+        models = compiling.CorpusModels.build(corpus.directory, rows.get(corpus.pk, []))
         findings += [
             {**f.to_json(), "corpus": corpus.name}
             for f in corpus_findings(contract, models.candidates, tiers)

@@ -91,12 +91,54 @@ def test_run_page_leads_with_the_summary_and_legend_and_filters_rows(client, dem
     assert "Only violations and findings" in everything
 
 
-def test_corpus_findings_on_the_run_page(client, demo_versions):
+def test_corpus_findings_on_the_coverage_page(client, demo_versions):
     from django.contrib.auth import get_user_model
 
     run = _run(2)
     client.force_login(get_user_model().objects.get(username="olivia"))
-    page = client.get(reverse("scenarios:run_detail", args=[demo.ATLAS_KEY, run.pk]))
+    page = client.get(reverse("scenarios:run_coverage", args=[demo.ATLAS_KEY, run.pk]))
     findings = selectors.run_corpus_findings(run=run)
     assert any("does not accept committee_record" in f["message"] for f in findings)
     assert "does not accept committee_record: intended?" in page.content.decode()
+
+
+def test_an_expectation_on_one_perturbation_that_fails_is_reported(
+    client, owner, draft, scenario
+):
+    """An owner's expectation on one perturbation ("one day later, continuation_rule is
+    contradicted") that does not hold is a failure reported with the base's, naming the
+    perturbation; one that holds is not."""
+    wrong = {"operator": "shift_days", "args": {"days": 1}, "proposition": "continuation_rule",
+             "state": "contradicted"}  # fmt: skip
+    right = {"operator": "shift_days", "args": {"days": 1}, "proposition": "facility_limit",
+             "state": "supported"}  # fmt: skip
+    scenario = services.scenario_update(
+        actor=owner, scenario=scenario, corpus=scenario.corpus,
+        expected_lock_version=scenario.lock_version, variant_expectations=[wrong, right],
+    )  # fmt: skip
+    run = services.run_start(actor=owner, version=draft)
+    base = run.results.get(perturbation="")
+    (failure,) = [f for f in base.expectation_failures if "perturbation" in f]
+    assert failure == {"what": "slot", "key": "continuation_rule", "expected": "contradicted",
+                       "actual": "supported", "perturbation": "shift_days(+1)"}  # fmt: skip
+    assert run.summary["failures"] >= 1
+    client.force_login(owner)
+    page = client.get(reverse("scenarios:run_detail", args=[draft.decision_type.key, run.pk]))
+    assert "shift_days(+1): continuation_rule expected contradicted, got supported" in (
+        page.content.decode()
+    )
+
+
+def test_an_expectation_naming_an_unknown_operator_is_refused(owner, scenario):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as refused:
+        services.scenario_update(
+            actor=owner, scenario=scenario, corpus=scenario.corpus,
+            expected_lock_version=scenario.lock_version,
+            variant_expectations=[{"operator": "teleport", "proposition": "x",
+                                   "state": "unknown"}],
+        )  # fmt: skip
+    assert "Expectation 1" in refused.value.message_dict["variant_expectations"][0]
+    scenario.refresh_from_db()
+    assert scenario.variant_expectations == []

@@ -98,9 +98,10 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         "only_flips": only_flips,
         "show_all": show_all,
         "matrix": matrix,
-        "summary": selectors.verdict_summary(run=run) if matrix is not None else None,
-        "corpus_findings": (
-            selectors.run_corpus_findings(run=run) if matrix is not None else []
+        "summary": (
+            selectors.verdict_summary(run=run, propositions=matrix.propositions)
+            if matrix is not None
+            else None
         ),
     }
     template = _template(request, "run", "run" if polling else "matrix")
@@ -140,7 +141,13 @@ def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.flip_matrix(run=run)
-    context = {"decision_type": run.decision_type, "run": run, "matrix": matrix}
+    context = {
+        "decision_type": run.decision_type,
+        "run": run,
+        "matrix": matrix,
+        # What the corpora say about the contract, without compiling (docs/verdicts.md).
+        "corpus_findings": selectors.run_corpus_findings(run=run) if matrix is not None else [],
+    }
     return render(request, _template(request, "coverage", "coverage"), context)
 
 
