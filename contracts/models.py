@@ -542,6 +542,7 @@ class AuditAction(models.TextChoices):
     RETIRED = "version.retired", "Retired"
     BUNDLE_IMPORTED = "bundle.imported", "Bundle imported"
     SIGNING_KEY_CREATED = "signing_key.created", "Signing key created"
+    VIOLATION_JUSTIFIED = "violation.justified", "Violation justified"
 
 
 # Changes to a version's content: whoever made one of these may not approve the version.
@@ -704,6 +705,9 @@ class Approval(models.Model):
     catalogue_sha256 = models.CharField(max_length=64, blank=True)
     report = models.JSONField()
     comment = models.TextField(blank=True)
+    # The widenings of the report (items the version admits that the published one did not)
+    # the reviewer explicitly acknowledged: [{"id", "where", "text"}], as the report had them.
+    acknowledged_widenings = models.JSONField(default=list, blank=True)
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)
 
@@ -717,6 +721,39 @@ class Approval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer} approved {self.version}"
+
+
+class ViolationJustification(models.Model):
+    """An owner's reason for keeping a version although a perturbation of one scenario breaks
+    its relation (a `violation`, docs/verdicts.md): without one, the violation blocks submit
+    and publish. Keyed by what names the violation stably: the scenario, the perturbation's
+    name and the proposition ("" for a fault of the variant as a whole)."""
+
+    version = models.ForeignKey(
+        ContractVersion, on_delete=models.CASCADE, related_name="justifications"
+    )
+    scenario = models.CharField(max_length=160)
+    perturbation = models.CharField(max_length=300)
+    proposition = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["scenario", "perturbation", "proposition"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "scenario", "perturbation", "proposition"],
+                name="justification_once_per_violation",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scenario} · {self.perturbation} · {self.proposition or '(variant)'}"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.scenario, self.perturbation, self.proposition)
 
 
 # --------------------------------------------------------------------------- signing keys

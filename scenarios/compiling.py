@@ -32,7 +32,7 @@ from compiler import (
 from compiler.jsonio import parse_json
 from compiler.models import Candidate, Contract, Directory
 from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
-from compiler.relations import slot_failures
+from compiler.relations import VariantExpectation, slot_failures
 from compiler.validation import cross_reference_problems
 
 # Keys a corpus document may carry besides its own; a whole compile input imports as a corpus.
@@ -286,6 +286,9 @@ class Compiled:
 class Sweep:
     base: Compiled
     variants: list[Compiled] = field(default_factory=list)
+    # The owners' expectations on single perturbations that do not hold, each with its
+    # `perturbation` (compiler.relations.expectation_failures).
+    expectation_failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def compiles(self) -> list[Compiled]:
@@ -298,7 +301,11 @@ def _serialise(output: CompileOutput) -> str:
 
 
 def sweep_scenario(
-    document: CompileInput, weak_classes: Sequence[str] = (), *, keep_models: bool = True
+    document: CompileInput,
+    weak_classes: Sequence[str] = (),
+    *,
+    keep_models: bool = True,
+    expectations: Sequence[Any] = (),
 ) -> Sweep:
     """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed.
 
@@ -308,6 +315,8 @@ def sweep_scenario(
     the base: a run that stores the JSON anyway would otherwise hold a scenario's worth of
     models alive, and the garbage collector walks them again and again (about a tenth of a
     run's time, see bench/sweep.py). With the default, `output_json` stays empty.
+    `expectations` (`compiler.relations.VariantExpectation`s, or their dicts) are checked on
+    their perturbations; the ones that do not hold are the sweep's `expectation_failures`.
     """
     seen: list[tuple[CompileInput | None, CompileOutput | None, float, str, str, str]] = []
 
@@ -328,7 +337,12 @@ def sweep_scenario(
         )
         return output
 
-    report = sweep(document, weak_classes=weak_classes, compile_fn=timed)
+    report = sweep(
+        document,
+        weak_classes=weak_classes,
+        compile_fn=timed,
+        expectations=[VariantExpectation.model_validate(e) for e in expectations],
+    )
     (base_in, base_out, base_ms, base_result, base_plan, base_json), *variants = seen
     assert base_out is not None
     result = Sweep(
@@ -343,13 +357,17 @@ def sweep_scenario(
         perturbation = {k: row[k] for k in ("name", "operator", "args")}
         # The verdicts travel with the flips (and are stored with them on the result row) until
         # the workbench gives them a place of their own.
-        judged = {**row["flips"], "verdict": row["verdict"], "verdicts": row["verdicts"]}
+        judged = {
+            **row["flips"], "label": row["label"], "verdict": row["verdict"],
+            "verdicts": row["verdicts"],
+        }  # fmt: skip
         result.variants.append(
             Compiled(
                 perturbation, variant_in, variant_out, ms, row["slots"], judged,
                 result=outcome, plan_id=plan_id, output_json=text,
             )
         )  # fmt: skip
+    result.expectation_failures = report["expectation_failures"]
     return result
 
 

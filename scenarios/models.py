@@ -110,6 +110,9 @@ class Scenario(models.Model):
     # Optional: the exact admitted ids / rejected ids, or null for "not checked".
     expected_admitted = models.JSONField(null=True, blank=True)
     expected_rejected = models.JSONField(null=True, blank=True)
+    # Owners' expectations on single perturbations: a list of
+    # compiler.relations.VariantExpectation dicts ({operator, args, proposition, state}).
+    variant_expectations = models.JSONField(default=list, blank=True)
 
     # Optimistic locking: the edit and "take as expected" forms carry it, every change
     # increments it, and a stale form is refused.

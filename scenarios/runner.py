@@ -293,10 +293,16 @@ def _scenario_rows(
     except InvalidInput as exc:
         # A scenario the compiler cannot read fails its expectations; it has no perturbations.
         return [common | _invalid_row(exc, position)]
-    swept = compiling.sweep_scenario(document, run.weak_classes, keep_models=False)
+    swept = compiling.sweep_scenario(
+        document, run.weak_classes, keep_models=False,
+        expectations=scenario.variant_expectations,
+    )  # fmt: skip
     base = swept.base
     base_sha256 = compiling.input_sha256(base.document)
     rows = [common | _base_row(scenario, base, base_sha256, position)]
+    # A failed expectation on one perturbation is reported with the base's: one list a
+    # scenario fails by, each such failure naming its perturbation.
+    rows[0]["expectation_failures"] += swept.expectation_failures
     for offset, variant in enumerate(swept.variants, start=1):
         rows.append(
             common

@@ -73,6 +73,7 @@ urlpatterns = [
     path(version + "submit/", review_views.version_submit, name="version_submit"),
     path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),
     path(version + "approve/", review_views.version_approve, name="version_approve"),
+    path(version + "justify/", review_views.version_justify, name="version_justify"),
     path(
         version + "request-changes/",
         review_views.version_request_changes,

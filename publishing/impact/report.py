@@ -43,6 +43,27 @@ class ImpactReport:
     def changed_scenarios(self) -> list[dict[str, Any]]:
         return [s for s in self.scenarios if s["changed"]]
 
+    @property
+    def verdicts(self) -> dict[str, Any]:
+        """What the reviewer reads first: every violation (each with `new` and the owner's
+        `justification`, if any), the new findings and the widenings."""
+        return self.document["verdicts"]
+
+    @property
+    def widenings(self) -> list[dict[str, Any]]:
+        """Items the version admits that the published version did not, in some scenario or
+        variant: `[{"id", "where": [{"scenario", "perturbation"}], "text"}]`. An approval
+        must acknowledge each."""
+        return self.document["verdicts"]["widenings"]
+
+    @property
+    def widening_ids(self) -> list[str]:
+        return [w["id"] for w in self.widenings]
+
+    @property
+    def propositions(self) -> list[dict[str, Any]]:
+        return self.document["propositions"]
+
 
 def baseline_version(version: ContractVersion) -> ContractVersion | None:
     """What a version is compared with: the decision type's published version (for a
@@ -96,6 +117,12 @@ def impact_report(version: ContractVersion) -> ImpactReport:
         for s in scenarios
     ]
     summary = _summary(changes, entries, has_published=published is not None)
+    verdicts = report_verdicts(version, entries, has_published=published is not None)
+    summary.update(
+        violations=len(verdicts["violations"]),
+        new_findings=len(verdicts["findings"]),
+        widenings=len(verdicts["widenings"]),
+    )
     document = {
         "format": FORMAT,
         "decision_type": version.decision_type.key,
@@ -107,12 +134,113 @@ def impact_report(version: ContractVersion) -> ImpactReport:
         ),
         "compiler_version": COMPILER_VERSION,
         "weak_classes": list(weak),
-        "headline": headline(version, baseline, summary),
+        "headline": _verdict_headline(verdicts) + headline(version, baseline, summary),
+        "verdicts": verdicts,
+        "propositions": _per_proposition(draft_json, entries, verdicts),
         "contract_changes": changes,
         "scenarios": entries,
         "summary": summary,
     }
     return ImpactReport(document=document, sha256=sha256_hex(document))
+
+
+def violation_key(scenario: str, verdict: Any) -> tuple[str, str, str]:
+    """What names a violation stably: (scenario, perturbation name, proposition or "")."""
+    return (scenario, verdict["perturbation"], verdict["proposition"] or "")
+
+
+def report_verdicts(
+    version: ContractVersion, entries: list[dict[str, Any]], *, has_published: bool
+) -> dict[str, Any]:
+    """Every violation of the version (with the owner's justification, when recorded), the
+    findings the published version does not have, and the widenings."""
+    from contracts.models import ViolationJustification
+
+    justified = {
+        j.key: {"text": j.text, "author": j.author.get_username()}
+        for j in ViolationJustification.objects.filter(version=version).select_related("author")
+    }
+    violations, findings = [], []
+    for entry in entries:
+        for v in entry.get("verdicts", []):
+            shown = {"scenario": entry["name"], **v}
+            if v["kind"] == "violation":
+                key = violation_key(entry["name"], v)
+                violations.append({**shown, "key": list(key), "justification": justified.get(key)})
+            elif v["new"]:
+                findings.append(shown)
+    violations.sort(key=lambda v: not v["new"])
+    return {
+        "violations": violations,
+        "findings": findings,
+        "widenings": _widenings(entries) if has_published else [],
+    }
+
+
+def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each item some compile under the version admits that the same compile under the
+    published version did not, with every (scenario, perturbation) where it does."""
+    where: dict[str, list[dict[str, str]]] = {}
+    for entry in entries:
+        for change in entry["admitted_changes"]:
+            for item in change["added"]:
+                where.setdefault(item, []).append(
+                    {"scenario": entry["name"], "perturbation": change["perturbation"]}
+                )
+    return [
+        {
+            "id": item,
+            "where": places,
+            "text": f"{item} is admitted in {len(places)} compile(s) where the published "
+            f"version did not admit it (first: '{places[0]['scenario']}', "
+            f"{places[0]['perturbation']}).",
+        }
+        for item, places in sorted(where.items())
+    ]
+
+
+def _verdict_headline(verdicts: dict[str, Any]) -> list[str]:
+    lines = []
+    violations = verdicts["violations"]
+    if violations:
+        first = violations[0]
+        lines.append(
+            f"{len(violations)} violation(s): a perturbation breaks what it must keep. First: "
+            f"'{first['scenario']}', {first['label']} — {first['message']}"
+        )
+    if verdicts["widenings"]:
+        n = len(verdicts["widenings"])
+        lines.append(
+            f"{n} widening(s): item(s) this version admits that the published one did not; "
+            "approving needs each acknowledged."
+        )
+    return lines
+
+
+def _per_proposition(
+    contract: dict[str, Any], entries: list[dict[str, Any]], verdicts: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """One row per proposition: violations, new findings, slot changes and newly failing
+    expectations across every scenario."""
+    rows = {
+        p["key"]: {"proposition": p["key"], "violations": 0, "findings": 0, "flips": 0,
+                   "newly_failing": 0}
+        for p in contract["propositions"]
+    }  # fmt: skip
+    for v in verdicts["violations"]:
+        if v["proposition"] in rows:
+            rows[v["proposition"]]["violations"] += 1
+    for v in verdicts["findings"]:
+        if v["proposition"] in rows:
+            rows[v["proposition"]]["findings"] += 1
+    for entry in entries:
+        for flip in entry["flips"]:
+            if flip["proposition"] in rows:
+                rows[flip["proposition"]]["flips"] += 1
+        for failure in entry["newly_failing"]:
+            if failure["what"] == "slot" and failure["key"] in rows:
+                rows[failure["key"]]["newly_failing"] += 1
+    return list(rows.values())
 
 
 def _corpora(corpus_ids: set[int]) -> tuple[dict[int, Any], dict[int, str]]:

@@ -51,6 +51,7 @@ def scenario_report(
         )
     entry["flips"] = _flips(name, after, before)
     entry["admitted_changes"] = _admitted_changes(name, after, before)
+    entry["verdicts"] = _verdicts(after, before, has_published=published is not None)
     entry.update(
         _expectation_changes(name, draft_failures, published_failures, published is not None)
     )
@@ -76,6 +77,7 @@ def _empty_entry(name: str) -> dict[str, Any]:
         "now_passing": [],
         "still_failing": 0,
         "problems": [],
+        "verdicts": [],
     }
 
 
@@ -174,6 +176,33 @@ def _admitted_changes(
                 }
             )
     return changes
+
+
+def _verdicts(
+    after: Mapping[str, Outcome], before: Mapping[str, Outcome], *, has_published: bool
+) -> list[dict[str, Any]]:
+    """The draft's violations and findings, each marked `new` unless the published contract
+    gives the same kind of verdict on the same slot under the same perturbation (without a
+    published contract, every one is new)."""
+    verdicts = []
+    for perturbation, outcome in after.items():
+        previous = before.get(perturbation)
+        seen = (
+            {(v["proposition"], v["kind"]) for v in previous.verdicts}
+            if previous is not None
+            else set()
+        )
+        for v in outcome.verdicts:
+            verdicts.append({
+                "perturbation": perturbation,
+                "label": outcome.label or perturbation,
+                "proposition": v["proposition"],
+                "kind": v["kind"],
+                "message": v["message"],
+                "items": list(v["items"]),
+                "new": not has_published or (v["proposition"], v["kind"]) not in seen,
+            })  # fmt: skip
+    return verdicts
 
 
 def _identity(failure: Failure) -> tuple[str, str]:

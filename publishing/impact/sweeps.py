@@ -23,6 +23,8 @@ class Outcome:
 
     states: dict[str, str]
     admitted: frozenset[str]
+    label: str = ""  # the perturbation in plain words ("" for the base)
+    verdicts: tuple[dict[str, Any], ...] = ()  # its violations and findings (not expected)
 
 
 # Compiles are pure functions of their input, so a sweep is memoised per process under a key
@@ -57,7 +59,14 @@ def sweep(
     document = compiling.scenario_input(request, contract, corpus)
     swept = compiling.sweep_scenario(document, weak)
     outcomes = {
-        (c.name or BASE): Outcome(c.slot_states, frozenset(admitted_in(c.output)))
+        (c.name or BASE): Outcome(
+            c.slot_states,
+            frozenset(admitted_in(c.output)),
+            label=(c.flips or {}).get("label", ""),
+            verdicts=tuple(
+                v for v in (c.flips or {}).get("verdicts", []) if v["kind"] != "expected"
+            ),
+        )
         for c in swept.compiles
     }
     result = (document, swept.base, outcomes)

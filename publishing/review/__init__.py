@@ -56,29 +56,39 @@ from .importing import (
     Imported,
     bundle_import,
 )
+from .justifications import (
+    acknowledged_widenings,
+    unjustified_violations,
+    violation_justify,
+)
 from .messages import (
     ALREADY_APPROVED,
     APPROVAL_OUT_OF_DATE,
     APPROVER_IS_EDITOR,
     APPROVER_IS_PUBLISHER,
+    CANNOT_JUSTIFY,
     CANNOT_RETIRE,
     CANNOT_SUBMIT,
     CANNOT_WITHDRAW,
     CATALOGUE_CHANGED_SINCE_APPROVAL,
     COMMENT_REQUIRED,
     INVALID_CONTRACT,
+    JUSTIFICATION_REQUIRED,
     LINT_ERRORS,
     NO_BUNDLE,
     NO_SCENARIO,
     NO_SIGNING_KEY,
     NO_STANDING_APPROVAL,
+    NOT_A_VIOLATION,
     NOT_APPROVED,
     NOT_IN_REVIEW,
     OWN_VERSION,
     REPORT_CHANGED,
     REPORT_CHANGED_SINCE_APPROVAL,
+    UNJUSTIFIED_VIOLATIONS,
     UNKNOWN_SIGNER,
     VERSION_EXISTS,
+    WIDENINGS_NOT_ACKNOWLEDGED,
     WRONG_PARENT,
 )
 from .publish import (
@@ -105,6 +115,14 @@ from .transitions import (
 )
 
 __all__ = [
+    "CANNOT_JUSTIFY",
+    "JUSTIFICATION_REQUIRED",
+    "NOT_A_VIOLATION",
+    "UNJUSTIFIED_VIOLATIONS",
+    "WIDENINGS_NOT_ACKNOWLEDGED",
+    "acknowledged_widenings",
+    "unjustified_violations",
+    "violation_justify",
     "ACTIONS",
     "ALREADY_APPROVED",
     "APPROVAL_OUT_OF_DATE",

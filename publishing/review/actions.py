@@ -20,6 +20,7 @@ from contracts.models import Approval, ContractVersion
 from contracts.services import NOT_ALLOWED, Actor
 from publishing import signing
 
+from .justifications import unjustified_refusal
 from .messages import (
     ALREADY_APPROVED,
     CANNOT_RETIRE,
@@ -32,7 +33,7 @@ from .messages import (
     NOT_IN_REVIEW,
     OWN_VERSION,
 )
-from .selectors import authors, counting_approvals, status_word, version_lint
+from .selectors import authors, counting_approvals, report_for, status_word, version_lint
 
 Status = ContractVersion.Status
 
@@ -105,6 +106,10 @@ class Facts:
     def counting(self) -> tuple[list[Approval], str]:
         return counting_approvals(self.version)
 
+    def unjustified(self, verb: str) -> str:
+        """The violations of the impact report no owner has justified, as a refusal."""
+        return unjustified_refusal(self.version, report_for(self.version), verb)
+
     def missing_key(self, *people: Any) -> str:
         for person in people:
             if signing.active_key(person) is None:
@@ -136,7 +141,7 @@ def _check_submit(f: Facts) -> Refusal:
         compiled_contract(f.version)
     except ContractInvalid as exc:
         return _blocked(INVALID_CONTRACT.format(number=f.number, problems=str(exc)))
-    return _blocked(f.lint("submitted"))
+    return _blocked(f.lint("submitted") or f.unjustified("submitted"))
 
 
 def _check_withdraw(f: Facts) -> Refusal:
@@ -170,6 +175,7 @@ def _check_publish(f: Facts) -> Refusal:
     approvals, reason = f.counting
     return _blocked(
         f.lint("published")
+        or f.unjustified("published")
         or reason
         or f.missing_key(f.user, *(a.reviewer for a in approvals))
     )

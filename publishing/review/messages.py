@@ -59,3 +59,21 @@ NO_SCENARIO = (
     "seen what it admits or refuses."
 )
 APPROVAL_OUT_OF_DATE = "Approval out of date"
+UNJUSTIFIED_VIOLATIONS = (
+    "Version {number} cannot be {verb} while {count} violation(s) have no justification: "
+    "{violations}. An owner records why each is acceptable on the impact report, or changes "
+    "the contract."
+)
+WIDENINGS_NOT_ACKNOWLEDGED = (
+    "Approving version {number} needs each widening acknowledged: the version admits what the "
+    "published one did not. Not acknowledged: {items}."
+)
+NOT_A_VIOLATION = (
+    "The impact report of version {number} has no violation '{scenario}', {perturbation}, "
+    "{proposition}: nothing to justify."
+)
+JUSTIFICATION_REQUIRED = "Say why this violation is acceptable."
+CANNOT_JUSTIFY = (
+    "Version {number} is {status}; justifications are recorded on a draft (or one sent back), "
+    "before it is submitted."
+)

@@ -14,6 +14,8 @@ one transaction. Views, management commands, the demo and the tests call these f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -25,6 +27,7 @@ from publishing.impact import impact_report
 
 from .actions import APPROVE, REQUEST_CHANGES, RETIRE, SUBMIT, WITHDRAW
 from .catalogue import catalogue_sha256
+from .justifications import check_widenings_acknowledged
 from .messages import COMMENT_REQUIRED, NOT_IN_REVIEW, REPORT_CHANGED
 from .selectors import status_word
 from .steps import active_review, check, close_review, lock
@@ -76,10 +79,16 @@ def version_withdraw(
 
 @transaction.atomic
 def version_approve(
-    *, actor: Actor, version: ContractVersion, report_sha256: str, comment: str = ""
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    report_sha256: str,
+    comment: str = "",
+    acknowledged_widenings: Sequence[str] = (),
 ) -> Approval:
     """A reviewer approves exactly the version's current content and the impact report
-    they were shown (`report_sha256`); the report is recomputed and must still match."""
+    they were shown (`report_sha256`); the report is recomputed and must still match, and
+    each of its widenings must be among `acknowledged_widenings` (their ids)."""
     locked = lock(version)
     check(actor, locked, APPROVE)
     review = active_review(locked)
@@ -90,6 +99,7 @@ def version_approve(
     report = impact_report(locked)
     if report.sha256 != report_sha256:
         raise ValidationError(REPORT_CHANGED)
+    widenings = check_widenings_acknowledged(locked, report, acknowledged_widenings)
     approval = Approval.objects.create(
         review=review,
         version=locked,
@@ -100,6 +110,7 @@ def version_approve(
         catalogue_sha256=catalogue_sha256(locked),
         report=report.document,
         comment=comment,
+        acknowledged_widenings=widenings,
     )
     before = locked.status
     locked.status = Status.APPROVED
@@ -115,6 +126,7 @@ def version_approve(
             "report_sha256": report.sha256,
             "sha256": locked.sha256,
             "lock_version": locked.lock_version,
+            "acknowledged_widenings": [w["id"] for w in widenings],
         },
     )
     return approval

@@ -7,7 +7,8 @@ exactly as for the type itself.
 One module per concern, re-exported here (callers write `from scenarios import selectors`):
 `objects` (lookups, lists, the corpus export), `known` (the values a candidate is checked
 against), `previews` (a scenario compiled now: expectations preview, three-way comparison),
-`matrix` (the flip matrix and coverage), `packets` (packet view, diff) and `reports` (run
+`matrix` (the flip matrix and coverage), `verdicts` (the matrix's verdict summary, its
+legend, the corpus-derived findings), `packets` (packet view, diff) and `reports` (run
 report, run comparison).
 """
 
@@ -43,8 +44,13 @@ from .previews import (
     scenario_document,
 )
 from .reports import run_comparison, run_report
+from .verdicts import LEGEND, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
+    "LEGEND",
+    "VerdictSummary",
+    "run_corpus_findings",
+    "verdict_summary",
     "COMPARISON_LABELS",
     "STATES",
     "Cell",

@@ -4,6 +4,7 @@ of slot states it shows."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ class Cell:
     flipped: bool = False
     base_state: str | None = None
     expected: str | None = None  # set when the expectation on this slot failed
+    verdict: str = ""  # the variant's verdict on this slot: violation | finding | expected
 
     url: str = ""  # set by the view: where clicking the cell leads
 
@@ -27,7 +29,12 @@ class Cell:
 
     @property
     def css(self) -> str:
-        return "cell" + (" flipped" if self.flipped else "") + (" failed" if self.failed else "")
+        return (
+            "cell"
+            + (" flipped" if self.flipped else "")
+            + (" failed" if self.failed else "")
+            + (f" verdict-{self.verdict}" if self.verdict else "")
+        )
 
     @property
     def title(self) -> str:
@@ -36,6 +43,8 @@ class Cell:
             text += f" (base: {self.base_state})"
         if self.failed:
             text += f" — expected {self.expected}"
+        if self.verdict:
+            text += f" — {self.verdict}"
         return text
 
 
@@ -49,6 +58,23 @@ class MatrixRow:
     @property
     def flipped(self) -> int:
         return sum(c.flipped for c in self.cells)
+
+    @property
+    def verdict(self) -> str:
+        """The variant's worst verdict ("" on a base or a run stored before verdicts)."""
+        return (self.result.flips or {}).get("verdict", "")
+
+    @property
+    def label(self) -> str:
+        """The perturbation in plain words; its technical name is `result.perturbation`."""
+        return (self.result.flips or {}).get("label") or self.result.perturbation
+
+    @property
+    def verdicts(self) -> list[dict[str, Any]]:
+        """The violations and findings of the variant, violations first."""
+        verdicts = (self.result.flips or {}).get("verdicts", [])
+        judged = [v for v in verdicts if v["kind"] != "expected"]
+        return sorted(judged, key=lambda v: v["kind"] != "violation")
 
 
 @dataclass
@@ -76,9 +102,12 @@ def run_propositions(run: SuiteRun) -> list[str]:
     return [p["key"] for p in contract_document(run.version)["propositions"]]
 
 
-def flip_matrix(*, run: SuiteRun, only_flips: bool = False) -> Matrix:
+def flip_matrix(
+    *, run: SuiteRun, only_flips: bool = False, kinds: Collection[str] | None = None
+) -> Matrix:
     """Rows are the run's compiles, base first then its perturbations; a fixed number of
-    queries whatever the number of scenarios (the outputs themselves are never loaded)."""
+    queries whatever the number of scenarios (the outputs themselves are never loaded).
+    `kinds` keeps, besides the bases, only the variants whose verdict is one of them."""
     propositions = run_propositions(run)
     results = run.results.defer("output_json").order_by("position")
     rows: list[MatrixRow] = []
@@ -88,13 +117,23 @@ def flip_matrix(*, run: SuiteRun, only_flips: bool = False) -> Matrix:
         states = result.slot_states or {}
         flipped = result.flipped_propositions
         failed = {
-            f["key"]: f["expected"] for f in result.expectation_failures if f["what"] == "slot"
+            f["key"]: f["expected"]
+            for f in result.expectation_failures
+            if f["what"] == "slot" and "perturbation" not in f
+        }
+        judged = {
+            v["proposition"]: v["kind"]
+            for v in (result.flips or {}).get("verdicts", [])
+            if v["proposition"] is not None
         }
         cells = []
         for key in propositions:
             state = states.get(key, "missing")
             seen[(key, state)] += 1
-            cell = Cell(key, state, flipped=key in flipped, expected=failed.get(key))
+            cell = Cell(
+                key, state, flipped=key in flipped, expected=failed.get(key),
+                verdict=judged.get(key, ""),
+            )  # fmt: skip
             if cell.flipped:
                 cell.base_state = next(
                     f["base"] for f in result.flips["slots"] if f["proposition"] == key
@@ -104,7 +143,11 @@ def flip_matrix(*, run: SuiteRun, only_flips: bool = False) -> Matrix:
             result=result,
             cells=cells,
             is_base=result.is_base,
-            other_failures=[f for f in result.expectation_failures if f["what"] != "slot"],
+            other_failures=[
+                f
+                for f in result.expectation_failures
+                if f["what"] != "slot" or "perturbation" in f
+            ],
         )
         if row.is_base:
             totals["scenarios"] += 1
@@ -114,6 +157,8 @@ def flip_matrix(*, run: SuiteRun, only_flips: bool = False) -> Matrix:
         totals["failing_rows"] += bool(result.expectation_failures)
         totals["flips"] += len(flipped)
         if only_flips and not row.is_base and not flipped:
+            continue
+        if kinds is not None and not row.is_base and row.verdict not in kinds:
             continue
         rows.append(row)
     return Matrix(run=run, propositions=propositions, rows=rows, totals=totals, seen=seen)

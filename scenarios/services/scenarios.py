@@ -13,6 +13,7 @@ from django.db.models import Max
 from pydantic import ValidationError as PydanticValidationError
 
 from compiler.models import Delegation
+from compiler.relations import VariantExpectation
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import Actor, audit_record
 from scenarios import compiling
@@ -27,6 +28,10 @@ UNKNOWN_STATE = (
     "'{state}' is not a slot state; use "
     + ", ".join(SLOT_STATES[:-1])
     + f" or {SLOT_STATES[-1]}."
+)
+NOT_A_LIST_OF_EXPECTATIONS = (
+    'Give the expectations on perturbations as a JSON list of {"operator", "args", '
+    '"proposition", "state"} objects.'
 )
 STALE_SCENARIO = (
     "Someone else saved this scenario since you opened it; nothing was saved — "
@@ -57,6 +62,9 @@ def _clean_scenario_fields(
             raise ValidationError({"expected_slots": UNKNOWN_STATE.format(state=state)})
         if not isinstance(key, str) or not key:
             raise ValidationError({"expected_slots": "Name each proposition."})
+    fields["variant_expectations"] = _clean_variant_expectations(
+        fields.get("variant_expectations")
+    )
     fields["roles"] = list(dict.fromkeys(fields.get("roles") or []))
     fields["named"] = list(fields.get("named") or [])
     fields["expected_slots"] = dict(fields.get("expected_slots") or {})
@@ -70,6 +78,30 @@ def _clean_scenario_fields(
         raise ValidationError(problems)
     return fields
 
+
+def _clean_variant_expectations(value: Any) -> list[dict[str, Any]]:
+    """Owners' expectations on single perturbations, each checked as the compiler reads it
+    (`compiler.relations.VariantExpectation`: a known operator with valid arguments)."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise ValidationError({"variant_expectations": NOT_A_LIST_OF_EXPECTATIONS})
+    cleaned = []
+    for index, item in enumerate(value, start=1):
+        try:
+            expectation = VariantExpectation.model_validate(item)
+        except (PydanticValidationError, ValueError, KeyError, TypeError) as exc:
+            raise ValidationError(
+                {"variant_expectations": f"Expectation {index}: {_expectation_error(exc)}"}
+            ) from None
+        cleaned.append(expectation.model_dump(mode="json"))
+    return cleaned
+
+
+def _expectation_error(exc: Exception) -> str:
+    if isinstance(exc, PydanticValidationError):
+        return "; ".join(_located(e["loc"], e["msg"]) for e in exc.errors())
+    return str(exc)
 
 
 SCENARIO_REQUEST_FIELDS = (
@@ -89,6 +121,7 @@ SCENARIO_FIELDS = (
     "expected_slots",
     "expected_admitted",
     "expected_rejected",
+    "variant_expectations",
 )
 
 
@@ -117,6 +150,7 @@ def scenario_create(
     expected_slots: Mapping[str, str] | None = None,
     expected_admitted: Sequence[str] | None = None,
     expected_rejected: Sequence[str] | None = None,
+    variant_expectations: Sequence[Mapping[str, Any]] = (),
     description: str = "",
 ) -> Scenario:
     _require_edit(actor, decision_type)
@@ -137,6 +171,7 @@ def scenario_create(
             "expected_slots": expected_slots,
             "expected_admitted": list(expected_admitted) if expected_admitted is not None else None,
             "expected_rejected": list(expected_rejected) if expected_rejected is not None else None,
+            "variant_expectations": list(variant_expectations),
         },
     )
     if Scenario.objects.filter(decision_type=decision_type, name=name).exists():

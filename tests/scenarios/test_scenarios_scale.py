@@ -100,7 +100,7 @@ def add_scenarios(decision_type, corpus, owner, count, start=0):
 def matrix_queries(client, decision_type, run):
     url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": run.pk})
     with CaptureQueriesContext(connection) as queries:
-        response = client.get(url)
+        response = client.get(url, {"show": "all"})  # every row, not only those with verdicts
     assert response.status_code == 200
     return len(queries), response.content.decode()
 
@@ -116,7 +116,9 @@ def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, 
     matrix_queries(client, decision_type, small)  # warm the per-process caches
     small_count, _ = matrix_queries(client, decision_type, small)
     large_count, page = matrix_queries(client, decision_type, large)
-    assert small_count == large_count <= 6
+    # 7: the verdict summary reads the run's variants once more (its own query, so that
+    # paging the detail rows leaves it whole).
+    assert small_count == large_count <= 7
     assert page.count('<tr class="base"') == 50
     assert page.count('class="cell') == 10 * large.summary["compiles"]
     assert "expected contradicted" in page and 'class="cell failed' in page

@@ -85,6 +85,7 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "version_submit": ("write", {"POST"}),
     "version_withdraw": ("write", {"POST"}),
     "version_approve": ("review", {"POST"}),
+    "version_justify": ("write", {"POST"}),
     "version_request_changes": ("review", {"POST"}),
     "version_publish": ("write", {"POST"}),
     "version_retire": ("write", {"POST"}),

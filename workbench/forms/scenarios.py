@@ -253,6 +253,11 @@ class ScenarioForm(forms.Form):
     expected_admitted = ListField()
     check_rejected = forms.BooleanField(required=False, label="Check the rejected ids")
     expected_rejected = ListField()
+    variant_expectations = JSONText(
+        label="Expectations on single perturbations",
+        help_text='Optional JSON list, e.g. [{"operator": "shift_days", "args": {"days": 32}, '
+        '"proposition": "continuation_rule", "state": "unknown"}].',
+    )
 
     def __init__(self, *args: Any, decision_type: Any, propositions: list[str], **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -273,6 +278,7 @@ class ScenarioForm(forms.Form):
         initial["expected_admitted"] = scenario.expected_admitted or []
         initial["check_rejected"] = scenario.expected_rejected is not None
         initial["expected_rejected"] = scenario.expected_rejected or []
+        initial["variant_expectations"] = scenario.variant_expectations or None
         for key, state in scenario.expected_slots.items():
             initial[f"expect_{key}"] = state
         return initial
@@ -289,6 +295,7 @@ class ScenarioForm(forms.Form):
         fields["expected_rejected"] = (
             data["expected_rejected"] if data.get("check_rejected") else None
         )
+        fields["variant_expectations"] = data.get("variant_expectations") or []
         return fields
 
 

@@ -40,6 +40,7 @@ REVIEW_TEMPLATE = "contracts/review.html"
 # Messages tests assert on.
 SUBMITTED = "Version {number} is in review."
 APPROVED = "You approved version {number}."
+JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
 CHANGES_REQUESTED = "Version {number} went back to its owner."
 PUBLISHED = "Version {number} is published; its bundle is {sha256}."
 RETIRED = "Version {number} is retired."
@@ -63,9 +64,24 @@ class RetireForm(LockForm):
     reason = forms.CharField(required=False, max_length=300)
 
 
+class _AnyIds(forms.MultipleChoiceField):
+    """Item ids as posted; the approval checks them against the report's widenings."""
+
+    def valid_value(self, value: str) -> bool:
+        return bool(value)
+
+
 class ApproveForm(forms.Form):
     report_sha256 = forms.RegexField(regex=r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    acknowledged_widenings = _AnyIds(required=False)
+
+
+class JustifyForm(forms.Form):
+    scenario = forms.CharField(max_length=160)
+    perturbation = forms.CharField(max_length=300)
+    proposition = forms.CharField(max_length=200, required=False)
+    text = forms.CharField(max_length=4000)
 
 
 class RequestChangesForm(forms.Form):
@@ -222,19 +238,28 @@ def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
     """The impact report: what a reviewer reads before deciding (anyone who can see the type
     may read it; only a reviewer gets the approve button under it)."""
     version = selectors.version_for_user(user=request.user, key=key, number=number)
+    return _render_impact(request, version)
+
+
+def _render_impact(
+    request: HttpRequest, version: ContractVersion, *, errors: list[str] | None = None
+) -> HttpResponse:
     try:
         report = review.report_for(version)
         problems: list[str] = []
     except ContractInvalid as exc:
         report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
     context = {
-        **_review_context(request, version),
+        **_review_context(request, version, errors=errors),
         "report": report,
         "problems": problems,
         "recorded_decisions": recorded_decisions(version),
+        "can_justify": version.is_editable
+        and review.permitted(request.user, version, review.SUBMIT),
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
-    return render(request, template, context, status=200 if report else 422)
+    status = 422 if errors or not report else 200
+    return render(request, template, context, status=status)
 
 
 # --------------------------------------------------------------------------- transitions
@@ -286,9 +311,27 @@ def version_approve(request: HttpRequest, key: str, number: int) -> HttpResponse
             version=version,
             report_sha256=data["report_sha256"],
             comment=data["comment"],
+            acknowledged_widenings=data["acknowledged_widenings"],
         ),
         done=lambda version, _: APPROVED.format(number=version.number),
     )
+
+
+@require_POST
+def version_justify(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    """An owner records why a violation of the impact report is acceptable."""
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    _require(request, version, review.SUBMIT)
+    form = JustifyForm(request.POST)
+    if not form.is_valid():
+        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        return _render_impact(request, version, errors=errors)
+    try:
+        review.violation_justify(actor=request.user, version=version, **form.cleaned_data)
+    except ValidationError as error:
+        return _render_impact(request, version, errors=error.messages)
+    messages.success(request, JUSTIFIED)
+    return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
 
 
 @require_POST

@@ -20,6 +20,7 @@ from .scenario_common import _template
 
 # Messages tests assert on.
 RUN_QUEUED = "Run {pk} queued: {total} scenario(s) against version {number}."
+SHOWN_VERDICTS = ("violation", "finding")
 
 
 @require_GET
@@ -81,14 +82,27 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
-    matrix = None if run.is_active else selectors.flip_matrix(run=run, only_flips=only_flips)
+    # Detail rows: bases and the variants with a violation or a finding, unless ?show=all.
+    show_all = request.GET.get("show") == "all"
+    kinds = None if show_all else SHOWN_VERDICTS
+    matrix = (
+        None
+        if run.is_active
+        else selectors.flip_matrix(run=run, only_flips=only_flips, kinds=kinds)
+    )
     if matrix is not None:
         _link_cells(matrix, key)
     context: dict[str, Any] = {
         "decision_type": run.decision_type,
         "run": run,
         "only_flips": only_flips,
+        "show_all": show_all,
         "matrix": matrix,
+        "summary": (
+            selectors.verdict_summary(run=run, propositions=matrix.propositions)
+            if matrix is not None
+            else None
+        ),
     }
     template = _template(request, "run", "run" if polling else "matrix")
     # A poll is answered with the whole run section, which polls again only while the run
@@ -127,7 +141,13 @@ def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.flip_matrix(run=run)
-    context = {"decision_type": run.decision_type, "run": run, "matrix": matrix}
+    context = {
+        "decision_type": run.decision_type,
+        "run": run,
+        "matrix": matrix,
+        # What the corpora say about the contract, without compiling (docs/verdicts.md).
+        "corpus_findings": selectors.run_corpus_findings(run=run) if matrix is not None else [],
+    }
     return render(request, _template(request, "coverage", "coverage"), context)
 
 

@@ -1,0 +1,121 @@
+"""Violations and widenings as the review gates read them (docs/review.md, "Verdicts").
+
+* A **violation** (a perturbation breaks its relation, docs/verdicts.md) blocks submit and
+  publish until an owner records a `ViolationJustification` for it; the reviewer reads the
+  justification next to the violation in the impact report.
+* A **widening** (an item the version admits that the published version did not) must be
+  acknowledged by the reviewer who approves; the approval records what was acknowledged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+
+from contracts import roles
+from contracts.models import AuditAction, ContractVersion, ViolationJustification
+from contracts.services import NOT_ALLOWED, Actor, audit_record
+from publishing.impact import ImpactReport
+
+from .messages import (
+    CANNOT_JUSTIFY,
+    JUSTIFICATION_REQUIRED,
+    NOT_A_VIOLATION,
+    UNJUSTIFIED_VIOLATIONS,
+    WIDENINGS_NOT_ACKNOWLEDGED,
+)
+from .selectors import report_for, status_word
+
+
+def unjustified_violations(report: ImpactReport) -> list[dict[str, Any]]:
+    return [v for v in report.verdicts["violations"] if v["justification"] is None]
+
+
+def violation_words(violation: dict[str, Any]) -> str:
+    return f"'{violation['scenario']}', {violation['label']}: {violation['message']}"
+
+
+def unjustified_refusal(version: ContractVersion, report: ImpactReport, verb: str) -> str:
+    """The refusal naming each violation without a justification, or ""."""
+    open_ones = unjustified_violations(report)
+    if not open_ones:
+        return ""
+    return UNJUSTIFIED_VIOLATIONS.format(
+        number=version.number,
+        verb=verb,
+        count=len(open_ones),
+        violations="; ".join(violation_words(v) for v in open_ones),
+    )
+
+
+def acknowledged_widenings(version: ContractVersion, report: ImpactReport) -> list[dict[str, Any]]:
+    """The widenings an approval of `version` with `report` acknowledges (all of the
+    report's: each must be): what the approval records, and what a signed approval
+    statement names."""
+    return list(report.widenings)
+
+
+def check_widenings_acknowledged(
+    version: ContractVersion, report: ImpactReport, acknowledged: Iterable[str]
+) -> list[dict[str, Any]]:
+    """Refuse an approval that leaves a widening unacknowledged, naming each; else the
+    widenings to record."""
+    missing = [w["id"] for w in report.widenings if w["id"] not in set(acknowledged)]
+    if missing:
+        raise ValidationError(
+            WIDENINGS_NOT_ACKNOWLEDGED.format(number=version.number, items=", ".join(missing))
+        )
+    return acknowledged_widenings(version, report)
+
+
+@transaction.atomic
+def violation_justify(
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    scenario: str,
+    perturbation: str,
+    proposition: str,
+    text: str,
+) -> ViolationJustification:
+    """An owner records why a violation of the version's impact report is acceptable (or
+    replaces their earlier words); only while the version can be edited."""
+    locked = ContractVersion.objects.select_for_update(of=("self",)).get(pk=version.pk)
+    if not actor.is_authenticated or not actor.has_perm(
+        f"contracts.{roles.EDIT}", locked.decision_type
+    ):
+        raise PermissionDenied(NOT_ALLOWED)
+    if not locked.is_editable:
+        raise ValidationError(
+            CANNOT_JUSTIFY.format(number=locked.number, status=status_word(locked))
+        )
+    text = (text or "").strip()
+    if not text:
+        raise ValidationError({"text": JUSTIFICATION_REQUIRED})
+    key = [scenario, perturbation, proposition or ""]
+    if not any(v["key"] == key for v in report_for(locked).verdicts["violations"]):
+        raise ValidationError(
+            NOT_A_VIOLATION.format(
+                number=locked.number, scenario=scenario, perturbation=perturbation,
+                proposition=proposition or "(the variant as a whole)",
+            )
+        )  # fmt: skip
+    justification, _ = ViolationJustification.objects.update_or_create(
+        version=locked,
+        scenario=scenario,
+        perturbation=perturbation,
+        proposition=proposition or "",
+        defaults={"text": text, "author": actor},
+    )
+    audit_record(
+        actor=actor,
+        action=AuditAction.VIOLATION_JUSTIFIED,
+        summary=f"Justified a violation of version {locked.number}: '{scenario}', "
+        f"{perturbation}, {proposition or '(variant)'}: {text}",
+        version=locked,
+        changes={"violation": key, "text": text},
+    )
+    return justification

@@ -1,0 +1,68 @@
+"""A reviewer opens the impact report of a draft with a violation (the demo's version 2, whose
+waiver may rest on a case note): the report leads with the violation and the owner's
+justification; approving without acknowledging the widenings is refused, naming them;
+approving with them records the acknowledgement."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def draft_with_violation(atlas, owner, reviewer):
+    from contracts import demo as contracts_demo
+    from contracts.models import ContractVersion
+    from publishing import demo as publishing_demo
+    from publishing import review
+    from scenarios import demo
+
+    contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
+    demo.load(io.StringIO(), queue_runs=False)
+    publishing_demo.load_review(io.StringIO())
+    draft = ContractVersion.objects.get(decision_type=atlas, number=2)
+    for violation in review.report_for(draft).verdicts["violations"]:
+        review.violation_justify(
+            actor=owner, version=draft, scenario=violation["scenario"],
+            perturbation=violation["perturbation"], proposition=violation["proposition"],
+            text="The RM's notes are countersigned this quarter.",
+        )  # fmt: skip
+    draft.refresh_from_db()
+    return review.version_submit(
+        actor=owner, version=draft, expected_lock_version=draft.lock_version
+    )
+
+
+def test_approval_needs_the_widenings_acknowledged(
+    live_server, new_page, sign_in, draft_with_violation
+):
+    from playwright.sync_api import expect
+
+    from contracts.models import Approval
+    from publishing import review
+
+    version = draft_with_violation
+    widenings = review.report_for(version).widening_ids
+    assert widenings
+    page = new_page()
+    sign_in(page, "rafael")
+    page.goto(f"{live_server.url}/types/{version.decision_type.key}/v2/impact/")
+    first = page.locator("#violations li").first
+    expect(first).to_contain_text("waiver_valid accepts a weak class")
+    expect(first).to_contain_text("The RM's notes are countersigned this quarter.")
+    expect(page.locator("#headline p").first).to_contain_text("violation(s)")
+
+    approve = page.get_by_role("button", name="Approve version 2 with this report")
+    approve.click()
+    expect(page.locator("body")).to_contain_text("needs each widening acknowledged")
+    assert not Approval.objects.filter(version=version).exists()
+
+    for box in page.locator('#acknowledge-widenings input[type="checkbox"]').all():
+        box.check()
+    page.get_by_role("button", name="Approve version 2 with this report").click()
+    expect(page.locator("#approvals")).to_contain_text("acknowledging")
+    approval = Approval.objects.get(version=version)
+    assert [w["id"] for w in approval.acknowledged_widenings] == widenings

@@ -1,0 +1,201 @@
+"""The impact report leads with its verdicts (violations, widenings, new findings); a
+violation blocks submit and publish until an owner justifies it; approving needs every
+widening acknowledged, and the approval records what was acknowledged."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.urls import reverse
+
+from contracts.models import Approval, AuditEvent, ContractVersion, ViolationJustification
+from publishing import demo as publishing_demo
+from publishing import review
+from scenarios import demo
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def versions(demo_workspace):
+    demo.load(io.StringIO(), queue_runs=False)
+    publishing_demo.load_review(io.StringIO())
+    by_number = {
+        v.number: v for v in ContractVersion.objects.filter(decision_type__key=demo.ATLAS_KEY)
+    }
+    return by_number
+
+
+def person(name):
+    return get_user_model().objects.get(username=name)
+
+
+def the_violation(report):
+    return report.verdicts["violations"][0]
+
+
+def justify(version, violation, text="Case notes are signed by the RM; accepted for Q3."):
+    return review.violation_justify(
+        actor=person("olivia"), version=version, scenario=violation["scenario"],
+        perturbation=violation["perturbation"], proposition=violation["proposition"], text=text,
+    )  # fmt: skip
+
+
+def submit(version):
+    version.refresh_from_db()
+    return review.version_submit(
+        actor=person("olivia"), version=version, expected_lock_version=version.lock_version
+    )
+
+
+def test_version_1_has_no_violation(versions):
+    assert review.report_for(versions[1]).verdicts["violations"] == []
+
+
+def test_version_2_report_leads_with_the_weak_promotion_on_waiver_valid(versions):
+    report = review.report_for(versions[2])
+    violations = report.verdicts["violations"]
+    assert violations and {
+        (v["perturbation"].split("(")[0], v["proposition"]) for v in violations
+    } == {("promote_weak", "waiver_valid")}
+    assert report.headline[0].startswith(f"{len(violations)} violation(s)")
+    assert "waiver_valid accepts a weak class" in report.headline[0]
+    assert all(v["justification"] is None and v["new"] for v in violations)
+    # The case note the draft now accepts is admitted where version 1 did not admit it.
+    assert "rm-note-N7" in report.widening_ids
+    row = next(r for r in report.propositions if r["proposition"] == "waiver_valid")
+    assert row["violations"] == len(violations)
+    assert report.summary["violations"] == len(violations)
+
+
+def test_the_report_hash_covers_verdicts_and_justifications(versions):
+    before = review.report_for(versions[2])
+    assert "verdicts" in before.document
+    for violation in before.verdicts["violations"]:
+        justify(versions[2], violation)
+    after = review.report_for(versions[2])
+    assert after.sha256 != before.sha256
+    assert after.verdicts["violations"][0]["justification"]["author"] == "olivia"
+
+
+def test_a_violation_blocks_submit_until_justified(versions):
+    draft = versions[2]
+    with pytest.raises(ValidationError) as refused:
+        submit(draft)
+    (message,) = refused.value.messages
+    count = len(review.report_for(draft).verdicts["violations"])
+    assert f"{count} violation(s) have no justification" in message
+    assert "waiver_valid accepts a weak class" in message
+    action = review.available_actions(person("olivia"), draft)[review.SUBMIT]
+    assert action.blocked and action.reason == message
+    for violation in review.report_for(draft).verdicts["violations"]:
+        justify(draft, violation)
+    assert submit(draft).status == ContractVersion.Status.IN_REVIEW
+    assert AuditEvent.objects.filter(action="violation.justified").exists()
+
+
+def test_only_an_owner_justifies_and_only_a_real_violation(versions):
+    draft = versions[2]
+    violation = the_violation(review.report_for(draft))
+    with pytest.raises(PermissionDenied):
+        review.violation_justify(
+            actor=person("rafael"), version=draft, scenario=violation["scenario"],
+            perturbation=violation["perturbation"], proposition=violation["proposition"],
+            text="fine",
+        )  # fmt: skip
+    with pytest.raises(ValidationError) as refused:
+        review.violation_justify(
+            actor=person("olivia"), version=draft, scenario=violation["scenario"],
+            perturbation="shift_days(+1)", proposition="waiver_valid", text="fine",
+        )  # fmt: skip
+    assert "nothing to justify" in refused.value.messages[0]
+    with pytest.raises(ValidationError):
+        justify(draft, violation, text="   ")
+    assert not ViolationJustification.objects.exists()
+
+
+@pytest.fixture
+def in_review(versions):
+    draft = versions[2]
+    for violation in review.report_for(draft).verdicts["violations"]:
+        justify(draft, violation)
+    return submit(draft)
+
+
+def test_approve_needs_every_widening_acknowledged_and_records_them(in_review):
+    report = review.report_for(in_review)
+    assert report.widenings
+    with pytest.raises(ValidationError) as refused:
+        review.version_approve(
+            actor=person("rafael"), version=in_review, report_sha256=report.sha256,
+            acknowledged_widenings=report.widening_ids[1:],
+        )  # fmt: skip
+    assert report.widening_ids[0] in refused.value.messages[0]
+    assert "acknowledged" in refused.value.messages[0]
+    assert not Approval.objects.filter(version=in_review).exists()
+    approval = review.version_approve(
+        actor=person("rafael"), version=in_review, report_sha256=report.sha256,
+        acknowledged_widenings=report.widening_ids,
+    )  # fmt: skip
+    assert approval.acknowledged_widenings == report.widenings
+    assert review.acknowledged_widenings(in_review, report) == report.widenings
+
+
+def test_publish_is_refused_while_a_violation_has_no_justification(in_review):
+    report = review.report_for(in_review)
+    review.version_approve(
+        actor=person("rafael"), version=in_review, report_sha256=report.sha256,
+        acknowledged_widenings=report.widening_ids,
+    )  # fmt: skip
+    in_review.refresh_from_db()
+    assert review.available_actions(person("olivia"), in_review)[review.PUBLISH].allowed
+    ViolationJustification.objects.filter(version=in_review).delete()
+    action = review.available_actions(person("olivia"), in_review)[review.PUBLISH]
+    assert action.blocked and "cannot be published" in action.reason
+    assert "waiver_valid accepts a weak class" in action.reason
+
+
+def test_impact_page_shows_verdicts_before_the_scenarios(client, in_review):
+    client.force_login(person("rafael"))
+    url = reverse("version_impact", args=[demo.ATLAS_KEY, in_review.number])
+    page = client.get(url).content.decode()
+    assert page.index('id="violations"') < page.index('id="widenings"') < page.index(
+        'id="per-proposition"'
+    ) < page.index("<h3>Scenarios</h3>")
+    assert "Justified by olivia" in page
+    assert 'name="acknowledged_widenings"' in page
+    assert '<details class="scenario" data-scenario=' in page  # collapsed
+
+
+def test_approve_view_refuses_without_the_acknowledgement(client, in_review):
+    client.force_login(person("rafael"))
+    report = review.report_for(in_review)
+    url = reverse("version_approve", args=[demo.ATLAS_KEY, in_review.number])
+    refused = client.post(url, {"report_sha256": report.sha256})
+    assert refused.status_code == 422
+    assert "needs each widening acknowledged" in refused.content.decode()
+    done = client.post(
+        url, {"report_sha256": report.sha256, "acknowledged_widenings": report.widening_ids}
+    )
+    assert done.status_code == 302
+    assert Approval.objects.get(version=in_review).acknowledged_widenings == report.widenings
+
+
+def test_justify_view(client, versions):
+    draft = versions[2]
+    violation = the_violation(review.report_for(draft))
+    url = reverse("version_justify", args=[demo.ATLAS_KEY, draft.number])
+    data = {
+        "scenario": violation["scenario"], "perturbation": violation["perturbation"],
+        "proposition": violation["proposition"], "text": "Accepted <b>for now</b>.",
+    }  # fmt: skip
+    client.force_login(person("rafael"))
+    assert client.post(url, data).status_code == 403
+    client.force_login(person("olivia"))
+    assert client.post(url, {**data, "text": ""}).status_code == 422
+    assert client.post(url, data).status_code == 302
+    page = client.get(reverse("version_impact", args=[demo.ATLAS_KEY, draft.number]))
+    assert "Accepted &lt;b&gt;for now&lt;/b&gt;." in page.content.decode()

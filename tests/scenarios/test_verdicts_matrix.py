@@ -1,0 +1,144 @@
+"""The flip matrix opens with its verdicts: a summary of propositions × perturbation kinds
+(counts of violations / findings / expected), a legend in icons and words, the corpora's
+findings, then the detail rows filtered to violations and findings unless `?show=all`."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from contracts.models import ContractVersion
+from publishing import demo as publishing_demo
+from scenarios import demo, selectors, services
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo_versions(demo_workspace):
+    demo.load(io.StringIO(), queue_runs=False)
+    publishing_demo.load_review(io.StringIO())
+
+
+def _run(number, **kwargs):
+    from django.contrib.auth import get_user_model
+
+    version = ContractVersion.objects.get(decision_type__key=demo.ATLAS_KEY, number=number)
+    olivia = get_user_model().objects.get(username="olivia")
+    return services.run_start(actor=olivia, version=version, **kwargs)
+
+
+def test_summary_counts_the_weak_promotion_violation_of_version_2(demo_versions):
+    run = _run(2)
+    summary = selectors.verdict_summary(run=run)
+    cells = {
+        (proposition, cell.operator): cell.counts for proposition, row in summary.rows
+        for cell in row
+    }  # fmt: skip
+    violations = {key for key, counts in cells.items() if counts["violation"]}
+    assert violations == {("waiver_valid", "promote_weak")}
+    assert summary.totals["violation"] == cells[("waiver_valid", "promote_weak")]["violation"]
+    # Every stored verdict is counted once: the totals are the run's verdicts.
+    stored = sum(
+        len(r.flips["verdicts"]) for r in run.results.exclude(perturbation="")
+    )
+    assert sum(summary.totals.values()) == stored
+
+
+def test_summary_of_version_1_has_no_violation(demo_versions):
+    summary = selectors.verdict_summary(run=_run(1))
+    assert summary.totals["violation"] == 0 and summary.totals["finding"] > 0
+
+
+def test_summary_takes_the_same_number_of_queries_for_one_scenario_and_for_all(demo_versions):
+    version = ContractVersion.objects.get(decision_type__key=demo.ATLAS_KEY, number=2)
+    one = _run(2, scenario=version.decision_type.scenarios.first())
+    every = _run(2)
+    assert every.results.count() > one.results.count()
+    counts = []
+    for run in (one, every):
+        with CaptureQueriesContext(connection) as queries:
+            selectors.verdict_summary(run=run)
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+
+
+def test_run_page_leads_with_the_summary_and_legend_and_filters_rows(client, demo_versions):
+    from django.contrib.auth import get_user_model
+
+    run = _run(2)
+    client.force_login(get_user_model().objects.get(username="olivia"))
+    url = reverse("scenarios:run_detail", args=[demo.ATLAS_KEY, run.pk])
+    page = client.get(url).content.decode()
+    assert page.index('id="verdict-summary"') < page.index('id="matrix"')
+    for word in ("✖", "violation", "▲", "finding", "✓", "expected"):
+        assert word in page.split('id="verdict-legend"')[1].split("</dl>")[0]
+    variants = list(run.results.exclude(perturbation=""))
+    # A perturbation whose every variant is only expected is not a detail row by default.
+    noisy = {r.perturbation for r in variants if r.flips["verdict"] != "expected"}
+    quiet = sorted({r.perturbation for r in variants} - noisy)
+    loud = [r for r in variants if r.flips["verdict"] == "violation"]
+    assert quiet and loud
+    # The detail rows: plain labels, the technical name on hover.
+    assert f'title="{loud[0].perturbation}">{loud[0].flips["label"]}</span>' in page
+    assert f'title="{quiet[0]}"' not in page
+    everything = client.get(url, {"show": "all"}).content.decode()
+    assert f'title="{quiet[0]}"' in everything
+    assert "Only violations and findings" in everything
+
+
+def test_corpus_findings_on_the_coverage_page(client, demo_versions):
+    from django.contrib.auth import get_user_model
+
+    run = _run(2)
+    client.force_login(get_user_model().objects.get(username="olivia"))
+    page = client.get(reverse("scenarios:run_coverage", args=[demo.ATLAS_KEY, run.pk]))
+    findings = selectors.run_corpus_findings(run=run)
+    assert any("does not accept committee_record" in f["message"] for f in findings)
+    assert "does not accept committee_record: intended?" in page.content.decode()
+
+
+def test_an_expectation_on_one_perturbation_that_fails_is_reported(
+    client, owner, draft, scenario
+):
+    """An owner's expectation on one perturbation ("one day later, continuation_rule is
+    contradicted") that does not hold is a failure reported with the base's, naming the
+    perturbation; one that holds is not."""
+    wrong = {"operator": "shift_days", "args": {"days": 1}, "proposition": "continuation_rule",
+             "state": "contradicted"}  # fmt: skip
+    right = {"operator": "shift_days", "args": {"days": 1}, "proposition": "facility_limit",
+             "state": "supported"}  # fmt: skip
+    scenario = services.scenario_update(
+        actor=owner, scenario=scenario, corpus=scenario.corpus,
+        expected_lock_version=scenario.lock_version, variant_expectations=[wrong, right],
+    )  # fmt: skip
+    run = services.run_start(actor=owner, version=draft)
+    base = run.results.get(perturbation="")
+    (failure,) = [f for f in base.expectation_failures if "perturbation" in f]
+    assert failure == {"what": "slot", "key": "continuation_rule", "expected": "contradicted",
+                       "actual": "supported", "perturbation": "shift_days(+1)"}  # fmt: skip
+    assert run.summary["failures"] >= 1
+    client.force_login(owner)
+    page = client.get(reverse("scenarios:run_detail", args=[draft.decision_type.key, run.pk]))
+    assert "shift_days(+1): continuation_rule expected contradicted, got supported" in (
+        page.content.decode()
+    )
+
+
+def test_an_expectation_naming_an_unknown_operator_is_refused(owner, scenario):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as refused:
+        services.scenario_update(
+            actor=owner, scenario=scenario, corpus=scenario.corpus,
+            expected_lock_version=scenario.lock_version,
+            variant_expectations=[{"operator": "teleport", "proposition": "x",
+                                   "state": "unknown"}],
+        )  # fmt: skip
+    assert "Expectation 1" in refused.value.message_dict["variant_expectations"][0]
+    scenario.refresh_from_db()
+    assert scenario.variant_expectations == []
