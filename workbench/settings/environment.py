@@ -8,7 +8,7 @@ docs/deployment.md lists them with their defaults.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import Field, SecretStr, ValidationError, field_validator
@@ -93,12 +93,23 @@ def describe(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+class _GivenEnvironment(ProductionEnvironment):
+    """The same variables read from a mapping alone, never from the process environment (a
+    provisioning script's or a test's own mapping must not be completed by os.environ)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: Any, *others: Any, **named: Any
+    ) -> tuple[Any, ...]:
+        return (init_settings,)
+
+
 def load_environment(environ: dict[str, str] | None = None) -> ProductionEnvironment:
     """The typed environment, or ImproperlyConfigured naming every missing or bad variable."""
     try:
         if environ is None:
             return ProductionEnvironment()
-        return ProductionEnvironment(_env_file=None, **_only_fields(environ))
+        return _GivenEnvironment(**_only_fields(environ))
     except ValidationError as error:
         raise ImproperlyConfigured(
             "The production settings cannot start; fix these environment variables:\n"
