@@ -59,3 +59,20 @@ NO_SCENARIO = (
     "seen what it admits or refuses."
 )
 APPROVAL_OUT_OF_DATE = "Approval out of date"
+NOT_SIGNED = (
+    "An approval is signed by its reviewer: register a signing key (Signing keys page) and "
+    "sign the approval statement in your browser, or with evidence-compiler sign-approval."
+)
+NO_PERSONAL_KEY = (
+    "{username} has no signing key of their own (a key registered from a browser or a key "
+    "file, not legacy or revoked); register one on the Signing keys page first."
+)
+STATEMENT_REFUSED = "The signed statement is refused: {reason}"
+STATEMENT_STALE = (
+    "The signed statement is not for version {number} as it is now ({what}); reload the page "
+    "and sign again."
+)
+UNSIGNED_APPROVAL = (
+    "{username}'s approval of version {number} was recorded before approvals were signed by "
+    "their reviewers; it cannot go into a bundle. Ask them to approve again."
+)

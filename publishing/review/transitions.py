@@ -14,10 +14,13 @@ one transaction. Views, management commands, the demo and the tests call these f
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from compiler.statements import SignedStatement
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from contracts.models import Approval, AuditAction, ContractVersion, Review
 from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record
@@ -27,6 +30,7 @@ from .actions import APPROVE, REQUEST_CHANGES, RETIRE, SUBMIT, WITHDRAW
 from .catalogue import catalogue_sha256
 from .messages import COMMENT_REQUIRED, NOT_IN_REVIEW, REPORT_CHANGED
 from .selectors import status_word
+from .statements import checked_statement
 from .steps import active_review, check, close_review, lock
 
 Status = ContractVersion.Status
@@ -76,10 +80,17 @@ def version_withdraw(
 
 @transaction.atomic
 def version_approve(
-    *, actor: Actor, version: ContractVersion, report_sha256: str, comment: str = ""
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    report_sha256: str,
+    signed_statement: SignedStatement | str | dict[str, Any] | None,
+    comment: str = "",
 ) -> Approval:
     """A reviewer approves exactly the version's current content and the impact report
-    they were shown (`report_sha256`); the report is recomputed and must still match."""
+    they were shown (`report_sha256`); the report is recomputed and must still match. The
+    approval is the statement they signed on their side (`approval_statement`), checked
+    against their registered key before it is stored; nothing is signed here."""
     locked = lock(version)
     check(actor, locked, APPROVE)
     review = active_review(locked)
@@ -90,6 +101,9 @@ def version_approve(
     report = impact_report(locked)
     if report.sha256 != report_sha256:
         raise ValidationError(REPORT_CHANGED)
+    signed = checked_statement(
+        actor, locked, signed_statement, {"kind": "approval", "report_sha256": report.sha256}
+    )
     approval = Approval.objects.create(
         review=review,
         version=locked,
@@ -100,6 +114,8 @@ def version_approve(
         catalogue_sha256=catalogue_sha256(locked),
         report=report.document,
         comment=comment,
+        statement=signed.statement.model_dump(mode="json"),
+        signature=signed.signature,
     )
     before = locked.status
     locked.status = Status.APPROVED
@@ -115,6 +131,8 @@ def version_approve(
             "report_sha256": report.sha256,
             "sha256": locked.sha256,
             "lock_version": locked.lock_version,
+            "key_id": signed.statement.key_id,
+            "signed_at": signed.statement.signed_at,
         },
     )
     return approval

@@ -31,7 +31,9 @@ def _private(username: str):
     return signing.private_key(next(k for k in keys if k.user.get_username() == username))
 
 
-def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner, reviewer):
+def test_a_reviewer_made_owner_cannot_publish_their_own_approval(
+    approved, owner, reviewer, devices
+):
     """The workbench itself could produce publisher = approver: a reviewer approves, is then
     made owner, and publishes. Publishing refuses, naming them."""
     services.access_grant(
@@ -39,7 +41,7 @@ def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner
     )
     reviewer = type(reviewer).objects.get(pk=reviewer.pk)  # fresh permission cache
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=reviewer, version=approved)
+        devices.publish(actor=reviewer, version=approved)
     assert raised.value.messages == [
         review.APPROVER_IS_PUBLISHER.format(username="rafael", number=approved.number)
     ]
@@ -47,10 +49,12 @@ def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner
     assert approved.status == ContractVersion.Status.APPROVED
     assert not Bundle.objects.exists()
     # Someone else publishing the same approval is fine.
-    assert review.version_publish(actor=owner, version=approved).version == approved
+    assert devices.publish(actor=owner, version=approved).version == approved
 
 
-def test_an_approver_who_has_since_become_an_editor_does_not_publish(approved, owner, reviewer):
+def test_an_approver_who_has_since_become_an_editor_does_not_publish(
+    approved, owner, reviewer, devices
+):
     """Every edit through the services returns the version to draft, so this needs an edit
     recorded some other way (an import, older code); publishing must still refuse it rather
     than sign a bundle whose approver is one of its editors."""
@@ -61,7 +65,7 @@ def test_an_approver_who_has_since_become_an_editor_does_not_publish(approved, o
         version=approved,
     )
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=owner, version=approved)
+        devices.publish(actor=owner, version=approved)
     assert raised.value.messages == [
         review.APPROVER_IS_EDITOR.format(username="rafael", number=approved.number)
     ]
@@ -78,8 +82,8 @@ def test_the_signed_manifest_names_everyone_with_their_keys(published, keys):
     assert manifest["author"] == "olivia"
 
 
-def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_path):
-    vera = signing.signing_key_ensure(user=viewer)
+def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_path, devices):
+    vera = devices.ensure(viewer)
     out = io.StringIO()
     call_command("export_public_keys", str(tmp_path), stdout=out)
     key_set = json.loads((tmp_path / KEY_SET_FILE).read_text())
@@ -91,10 +95,12 @@ def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_p
     assert "vera" in out.getvalue() and "roles: none" in out.getvalue()
 
 
-def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(published, viewer, tmp_path):
+def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(
+    published, viewer, tmp_path, devices
+):
     """A viewer who created a key could "approve" a bundle by signing it; the trusted key
     set does not let their key approve, so the bundle is refused and nothing written."""
-    signing.signing_key_ensure(user=viewer)
+    devices.ensure(viewer)
     body = _body(published.data)
     body["manifest"]["approvers"] = [{"person": "vera"}]
     body["manifest"]["version"] = body["contract"]["version"] = "7"
