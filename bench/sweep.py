@@ -8,7 +8,7 @@ scenarios and corpora from the database, validates them, compiles the base and t
 perturbation suite of every scenario, hashes every input, and stores every output with its
 slot states, flips and expectation failures. The bare side is what a script would do with the
 same JSON documents: `load_input` then `compiler.perturb.sweep` with the same weak classes.
-Both count the same compiles. The target is a ratio of at least 0.8.
+Both count the same compiles. The target is a ratio of at least 0.9.
 
 Django is set up here with a throwaway SQLite database in a temporary directory.
 """
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = 0.8
+TARGET = 0.9
 
 
 def setup_django(directory: str) -> None:
@@ -176,11 +176,12 @@ def main() -> int:
         # Each attempt's own ratio (both sides ran back to back): robust to load drifting.
         per_attempt = sorted(b / s for b, s in zip(bare_times, service_times, strict=True))
         median = statistics.median(per_attempt)
-        verdict = "met" if ratio >= TARGET else "NOT met"
+        # The verdict follows the median of the attempts' ratios, which load affects least.
+        verdict = "met" if median >= TARGET else "NOT met"
         print(
             f"  {label:<12} bare {bare_rate:8.1f}/s   services {service_rate:8.1f}/s   "
-            f"ratio {ratio:.2f} (target >= {TARGET}: {verdict}); "
-            f"per attempt {per_attempt[0]:.2f}-{per_attempt[-1]:.2f}, median {median:.2f}"
+            f"best-of ratio {ratio:.2f}; per attempt {per_attempt[0]:.2f}-{per_attempt[-1]:.2f}, "
+            f"median {median:.2f} (target >= {TARGET}: {verdict})"
         )
     print("  (services: read from the database, compiled, hashed, compared and stored)")
     return 0

@@ -18,6 +18,7 @@ from .models import (
     Candidate,
     CompileInput,
     CompileOutput,
+    Contract,
     ContractRef,
     NormalisedRequest,
     PacketItem,
@@ -35,8 +36,26 @@ def contract_ref(document: CompileInput) -> ContractRef:
     return ContractRef(
         decision_type=contract.decision_type,
         version=contract.version,
-        sha256=sha256_hex(contract.model_dump(mode="json")),
+        sha256=contract_sha256(contract),
     )
+
+
+# The last contract hashed (the object itself, kept alive) and its sha256. A sweep compiles
+# the same contract object a dozen times or more, and a run through the workbench all its
+# scenarios with one; its RFC 8785 serialisation cost more than the rest of a small compile.
+# Models are frozen, so an object's hash never changes; the pair is read and replaced whole,
+# so threads cannot see one contract with another's hash.
+_last_contract: tuple[Contract, str] | None = None
+
+
+def contract_sha256(contract: Contract) -> str:
+    global _last_contract
+    last = _last_contract
+    if last is not None and last[0] is contract:
+        return last[1]
+    digest = sha256_hex(contract.model_dump(mode="json"))
+    _last_contract = (contract, digest)
+    return digest
 
 
 def normalised_request(document: CompileInput, resolution: Resolution) -> NormalisedRequest:

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .codes import Result
 from .errors import InvalidInput
 from .jsonio import parse_json
-from .loading import collection_paused, load_input
+from .loading import collection_paused, load_input_consuming
 from .models import CompileInput, CompileOutput
 
 EXIT_OK, EXIT_REFUSED, EXIT_INVALID = 0, 1, 2
@@ -133,16 +133,24 @@ def _policy_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _read_json(path: str) -> Any:
+def _read_bytes(path: str) -> bytes:
     try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise InvalidInput([{"loc": [], "msg": f"cannot read {path}: {exc.strerror}"}]) from None
-    return parse_json(data)
+
+
+def _read_json(path: str) -> Any:
+    return parse_json(_read_bytes(path))
 
 
 def _load(path: str) -> CompileInput:
-    return load_input(_read_json(path))
+    """The input, its parsed JSON let go as it is validated; read again (stdin's bytes are
+    kept for that) only to locate problems."""
+    if path == "-":
+        data = _read_bytes(path)
+        return load_input_consuming(parse_json(data), lambda: parse_json(data))
+    return load_input_consuming(_read_json(path), lambda: _read_json(path))
 
 
 def _dumps(value: Any) -> str:
@@ -206,7 +214,9 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             document, output, bundle_sha256=bundle.sha256, decision_id=args.decision_id
         )
         _write_file(args.receipt, "--receipt", _dumps(receipt.to_json()).encode())
-    out.write(output.to_json_text() + "\n")  # what _write would print, without the slow encoder
+    for piece in output.json_text_pieces():  # what _write would print, without the slow
+        out.write(piece)  # encoder and without holding the whole text
+    out.write("\n")
     return _result_code(output)
 
 

@@ -10,6 +10,7 @@ document and merged into the same `ValidationError`, so one call lists everythin
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from operator import attrgetter
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -21,6 +22,7 @@ from pydantic import (
     StrictBool,
     StrictInt,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -242,9 +244,15 @@ class CompileInput(Frozen):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _every_problem_at_once(cls, data: Any, handler: Any) -> CompileInput:
+    def _every_problem_at_once(
+        cls, data: Any, handler: Any, info: ValidationInfo
+    ) -> CompileInput:
         """Validate, listing every problem at the caller's indices, with the candidates then
-        put in id order."""
+        put in id order.
+
+        With the context `{"prevalidated": True}` (`loading.load_input_consuming`) the
+        candidates are models already and the raw document is gone: anything that would need
+        it to be located raises `NeedsDocument` instead."""
         if isinstance(data, CompileInput):
             return data
         from .validation import (
@@ -276,6 +284,8 @@ class CompileInput(Frozen):
         # The raw-document checks run only when there is something to locate: a valid model
         # that one pass over it finds clean needs no second walk over the JSON.
         if model is None or may_have_problems(model):
+            if info.context and info.context.get("prevalidated"):
+                raise NeedsDocument
             problems.extend(
                 InitErrorDetails(
                     type=PydanticCustomError("invalid_reference", _escape(msg)),
@@ -290,6 +300,10 @@ class CompileInput(Frozen):
         assert model is not None
         model._ordered = model.candidates
         return model
+
+
+class NeedsDocument(Exception):  # noqa: N818 - a signal, not an error shown to anyone
+    """A prevalidated input has a problem only the raw document can locate."""
 
 
 def _location_key(loc: Any) -> tuple[tuple[int, Any], ...]:
@@ -401,32 +415,43 @@ class CompileOutput(Frozen):
         """`json.dumps(self.to_json(), indent=2, ensure_ascii=False)`, byte for byte, without
         handing the trace and rejections (two records per candidate) to the pure-Python indenting
         encoder: their records, whose values are all strings or null, are written directly."""
+        return "".join(self.json_text_pieces())
+
+    def json_text_pieces(self) -> Iterator[str]:
+        """`to_json_text()` in pieces, to write without holding the whole text (the CLI's
+        output at 1M candidates is about 0.9 GB)."""
         import json
 
         head = self.model_dump(mode="json", by_alias=True, exclude={"trace", "rejected"})
-        parts = []
-        for name in type(self).model_fields:
+        yield "{\n"
+        for number, name in enumerate(type(self).model_fields):
+            yield (",\n" if number else "") + f'  "{name}": '
             if name in ("trace", "rejected"):
-                text = _records_text(getattr(self, name))
+                yield from _records_text(getattr(self, name))
             else:
-                text = json.dumps(head[name], indent=2, ensure_ascii=False).replace("\n", "\n  ")
-            parts.append(f'  "{name}": {text}')
-        return "{\n" + ",\n".join(parts) + "\n}"
+                yield json.dumps(head[name], indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        yield "\n}"
 
 
-def _records_text(records: Records[Any]) -> str:
+# Records joined into one piece of `json_text_pieces`.
+RECORDS_PER_PIECE = 2048
+
+
+def _records_text(records: Records[Any]) -> Iterator[str]:
     """A list of flat records of strings and nulls, as `json.dumps(indent=2)` writes it one level
-    down (JSON text holds no raw newline, so indentation is the only layout)."""
+    down (JSON text holds no raw newline, so indentation is the only layout), in pieces."""
     from json.encoder import encode_basestring  # the C encoder, keeping non-ASCII as is
 
     items = list(records)
     if not items:
-        return "[]"
+        yield "[]"
+        return
     keys = list(items[0])
     if any(list(item) != keys for item in items):  # pragma: no cover - records are uniform
         import json
 
-        return json.dumps(items, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        yield json.dumps(items, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+        return
     lines = ",\n".join(f'      "{key}": {{}}' for key in keys)
     template = "    {{\n" + lines + "\n    }}"
     fill = template.format
@@ -440,6 +465,10 @@ def _records_text(records: Records[Any]) -> str:
 
         return json.dumps(v, ensure_ascii=False)
 
-    return "[\n" + ",\n".join(
-        fill(*[value(item[key]) for key in keys]) for item in items
-    ) + "\n  ]"
+    yield "[\n"
+    for start in range(0, len(items), RECORDS_PER_PIECE):
+        yield (",\n" if start else "") + ",\n".join(
+            fill(*[value(item[key]) for key in keys])
+            for item in items[start : start + RECORDS_PER_PIECE]
+        )
+    yield "\n  ]"

@@ -58,14 +58,7 @@ def draft_document(
         "version": str(version.number),
         "purposes": list(version.purposes),
         "propositions": [proposition_document(p) for p in propositions],
-        "policy": {
-            "name": version.policy_name,
-            "version": version.policy_version,
-            "min_relevance": version.min_relevance,
-            "mandatory_form": version.mandatory_form,
-            "role_order": list(version.role_order),
-            "on_overrun": version.on_overrun,
-        },
+        "policy": version.policy_document(),
     }
 
 

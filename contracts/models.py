@@ -255,9 +255,16 @@ class ContractVersion(models.Model):
         SUPERSEDED = "superseded", "Superseded"
         RETIRED = "retired", "Retired"
 
-    # The owner may change the rows only in these states; everything else is frozen.
+    # Which statuses may be edited, in one place (services, selectors, views and templates
+    # ask the properties below). In these the rows are the contract and the editor shows
+    # its forms.
     EDITABLE_STATUSES: ClassVar[frozenset[str]] = frozenset(
         {Status.DRAFT, Status.CHANGES_REQUESTED}
+    )
+    # A version on its way to publication (submitted, approved, or sent back) returns to
+    # draft when its owner edits it: the four-eyes rule voids every approval given so far.
+    REOPENABLE_STATUSES: ClassVar[frozenset[str]] = frozenset(
+        {Status.IN_REVIEW, Status.APPROVED, Status.CHANGES_REQUESTED}
     )
     OPEN_STATUSES: ClassVar[tuple[str, ...]] = OPEN_VERSION_STATUSES
 
@@ -277,7 +284,7 @@ class ContractVersion(models.Model):
     )
     purposes = models.JSONField(default=list, blank=True)
 
-    # The assembly policy, one field per field of compiler.models.Policy.
+    # The assembly policy, one field per field of compiler.models.Policy (`POLICY_FIELDS`).
     policy_name = models.CharField(max_length=64, default="default", validators=[key_validator])
     # Bounded here, not only by the database: SQLite takes 64-bit values, a bundle's
     # RFC 8785 hash none beyond 2**53 - 1.
@@ -311,18 +318,32 @@ class ContractVersion(models.Model):
 
     objects = ContractVersionQuerySet.as_manager()
 
+    # The policy fields, in one list: model field -> key of the contract document's `policy`.
+    POLICY_FIELDS: ClassVar[dict[str, str]] = {
+        "policy_name": "name",
+        "policy_version": "version",
+        "min_relevance": "min_relevance",
+        "mandatory_form": "mandatory_form",
+        "role_order": "role_order",
+        "on_overrun": "on_overrun",
+    }
+    # What the editor's settings form changes: the purposes and part of the policy.
+    SETTINGS_FIELDS: ClassVar[tuple[str, ...]] = (
+        "purposes",
+        "policy_name",
+        "policy_version",
+        "min_relevance",
+        "role_order",
+    )
+    # What a new draft copies from its parent, besides the propositions.
+    COPIED_FIELDS: ClassVar[tuple[str, ...]] = ("purposes", *POLICY_FIELDS)
+
     # Everything but `status` and `updated_at`: what a frozen version may never change.
     CONTENT_FIELDS: ClassVar[tuple[str, ...]] = (
         "decision_type_id",
         "number",
         "parent_id",
-        "purposes",
-        "policy_name",
-        "policy_version",
-        "min_relevance",
-        "mandatory_form",
-        "role_order",
-        "on_overrun",
+        *COPIED_FIELDS,
         "snapshot",
         "sha256",
         "lock_version",
@@ -355,7 +376,38 @@ class ContractVersion(models.Model):
 
     @property
     def is_editable(self) -> bool:
+        """The rows are the contract: the owner edits them in the editor."""
         return self.status in self.EDITABLE_STATUSES
+
+    @property
+    def needs_reopening(self) -> bool:
+        """In review or approved: an owner's edit first returns it to draft (from the review
+        page, or by editing through the services), voiding its approvals."""
+        return self.status in self.REOPENABLE_STATUSES and not self.is_editable
+
+    @property
+    def accepts_edits(self) -> bool:
+        """What the edit services accept: editable, or open and returned to draft first."""
+        return self.is_editable or self.status in self.REOPENABLE_STATUSES
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == self.Status.PUBLISHED
+
+    def policy_document(self) -> dict[str, Any]:
+        """The contract document's `policy`, built from `POLICY_FIELDS`."""
+        return {
+            key: list(value) if isinstance(value := getattr(self, field), list) else value
+            for field, key in self.POLICY_FIELDS.items()
+        }
+
+    @classmethod
+    def policy_values(cls, policy: dict[str, Any]) -> dict[str, Any]:
+        """The inverse: the model fields for a contract document's `policy` (a bundle's)."""
+        return {
+            field: list(policy[key]) if isinstance(policy[key], list) else policy[key]
+            for field, key in cls.POLICY_FIELDS.items()
+        }
 
     @property
     def is_frozen(self) -> bool:

@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from guardian.shortcuts import get_objects_for_user
 
-from . import roles
+from . import permissions, roles
 from .documents import (
     ContractInvalid,
     Problem,
@@ -63,11 +64,31 @@ def version_for_user(*, user: User, key: str, number: int) -> ContractVersion:
 
 
 def can_edit(*, user: User, decision_type: DecisionType) -> bool:
-    return user.is_authenticated and user.has_perm(f"contracts.{roles.EDIT}", decision_type)
+    return permissions.can_edit(user, decision_type)
 
 
 def can_review(*, user: User, decision_type: DecisionType) -> bool:
-    return user.is_authenticated and user.has_perm(f"contracts.{roles.REVIEW}", decision_type)
+    return permissions.can_review(user, decision_type)
+
+
+def version_editable(*, user: User, version: ContractVersion) -> bool:
+    """The editor shows its forms: the version's rows are editable and so is the person."""
+    return version.is_editable and permissions.can_edit(user, version.decision_type)
+
+
+def can_start_draft(*, user: User, version: ContractVersion) -> bool:
+    """A frozen contract changes through a new draft, which needs no open version."""
+    decision_type = version.decision_type
+    return (
+        not version.is_editable
+        and permissions.can_edit(user, decision_type)
+        and not decision_type.versions.filter(status__in=ContractVersion.OPEN_STATUSES).exists()
+    )
+
+
+def person(*, username: str) -> Any:
+    """The account with this username, or None (to grant or revoke a role)."""
+    return get_user_model().objects.filter(username=username).first()
 
 
 def people(*, decision_type: DecisionType) -> list[tuple[Any, roles.Role]]:

@@ -19,7 +19,14 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
+from compiler.codes import SlotState
+from compiler.perturb import REFUSED
 from contracts.models import ContractVersion, DecisionType
+
+# What a slot can read in a stored result, and so what a scenario may expect of it: the
+# compiler's slot states, then `refused` (every slot of a refused compile reads so). The one
+# list: services validate expectations with it, the forms offer it, the coverage counts it.
+SLOT_STATES: tuple[str, ...] = (*(state.value for state in SlotState), REFUSED)
 
 
 class Corpus(models.Model):
@@ -98,8 +105,7 @@ class Scenario(models.Model):
     delegation = models.JSONField(null=True, blank=True)
     named = models.JSONField(default=list, blank=True)
 
-    # {"proposition": "supported" | "contradicted" | "unknown" | "refused"}; a proposition
-    # left out is not checked.
+    # {"proposition": one of SLOT_STATES}; a proposition left out is not checked.
     expected_slots = models.JSONField(default=dict, blank=True)
     # Optional: the exact admitted ids / rejected ids, or null for "not checked".
     expected_admitted = models.JSONField(null=True, blank=True)

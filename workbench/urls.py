@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from .views import catalogue, dashboard, people, propositions
 from .views import editor as views
 from .views import keys as key_views
 from .views import review as review_views
@@ -13,39 +14,44 @@ version = "types/<str:key>/v<int:number>/"
 proposition = version + "propositions/<int:pk>/"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
+    path("", dashboard.dashboard, name="dashboard"),
     path("suite/", include("workbench.scenario_urls")),
     path("admin/", admin.site.urls),
+    path("", include("workbench.production_urls")),
     path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
-    path("source-classes/", views.source_class_list, name="source_class_list"),
-    path("source-classes/new/", views.source_class_create, name="source_class_create"),
-    path("source-classes/<str:key>/edit/", views.source_class_edit, name="source_class_edit"),
-    path("source-classes/propose/", views.source_class_propose, name="source_class_propose_new"),
+    path("source-classes/", catalogue.source_class_list, name="source_class_list"),
+    path("source-classes/new/", catalogue.source_class_create, name="source_class_create"),
+    path("source-classes/<str:key>/edit/", catalogue.source_class_edit, name="source_class_edit"),
     path(
-        "source-classes/<str:key>/propose/", views.source_class_propose, name="source_class_propose"
+        "source-classes/propose/", catalogue.source_class_propose, name="source_class_propose_new"
+    ),
+    path(
+        "source-classes/<str:key>/propose/",
+        catalogue.source_class_propose,
+        name="source_class_propose",
     ),
     path(
         "source-classes/proposals/<int:pk>/",
-        views.source_class_proposal,
+        catalogue.source_class_proposal,
         name="source_class_proposal",
     ),
     path(
         "source-classes/proposals/<int:pk>/accept/",
-        views.source_class_proposal_accept,
+        catalogue.source_class_proposal_accept,
         name="source_class_proposal_accept",
     ),
     path(
         "source-classes/proposals/<int:pk>/reject/",
-        views.source_class_proposal_reject,
+        catalogue.source_class_proposal_reject,
         name="source_class_proposal_reject",
     ),
-    path("new-decision-type/", views.decision_type_create, name="decision_type_create"),
+    path("new-decision-type/", dashboard.decision_type_create, name="decision_type_create"),
     path("types/<str:key>/", views.decision_type_detail, name="decision_type_detail"),
-    path("types/<str:key>/people/", views.decision_type_access, name="decision_type_access"),
+    path("types/<str:key>/people/", people.decision_type_access, name="decision_type_access"),
     path(
         "types/<str:key>/people/remove/",
-        views.decision_type_access_revoke,
+        people.decision_type_access_revoke,
         name="decision_type_access_revoke",
     ),
     path("signing-keys/", key_views.signing_keys, name="signing_keys"),
@@ -81,15 +87,21 @@ urlpatterns = [
     path(version + "history/", views.version_history, name="version_history"),
     path(version + "contract.json", views.version_contract_json, name="version_contract_json"),
     path(version + "settings/", views.version_settings, name="version_settings"),
-    path(version + "propositions/", views.proposition_add, name="proposition_add"),
-    path(proposition + "edit/", views.proposition_edit, name="proposition_edit"),
-    path(proposition + "delete/", views.proposition_delete, name="proposition_delete"),
-    path(proposition + "move/", views.proposition_move, name="proposition_move"),
-    path(proposition + "classes/", views.accepted_class_add, name="accepted_class_add"),
-    path(proposition + "classes/move/", views.accepted_class_move, name="accepted_class_move"),
+    path(version + "propositions/", propositions.proposition_add, name="proposition_add"),
+    path(proposition + "edit/", propositions.proposition_edit, name="proposition_edit"),
+    path(proposition + "delete/", propositions.proposition_delete, name="proposition_delete"),
+    path(proposition + "move/", propositions.proposition_move, name="proposition_move"),
+    path(proposition + "classes/", propositions.accepted_class_add, name="accepted_class_add"),
     path(
-        proposition + "classes/remove/", views.accepted_class_remove, name="accepted_class_remove"
+        proposition + "classes/move/",
+        propositions.accepted_class_move,
+        name="accepted_class_move",
+    ),
+    path(
+        proposition + "classes/remove/",
+        propositions.accepted_class_remove,
+        name="accepted_class_remove",
     ),
 ]
 
-handler400 = "workbench.views.editor.bad_request"
+handler400 = "workbench.views.helpers.bad_request"

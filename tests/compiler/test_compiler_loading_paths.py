@@ -70,3 +70,54 @@ def test_an_id_that_is_not_a_string_is_reported_next_to_other_problems(bad_id):
     locations = [tuple(e["loc"]) for e in raised.value.errors]
     assert ("candidates", 2, "id") in locations
     assert ("candidates", 0, "superseded_by") in locations  # the a <-> b loop, still found
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    import compiler.loading
+
+    monkeypatch.setattr(compiler.loading, "CHUNK", 2)
+
+
+def _pool(**changed: dict) -> dict:
+    items = [candidate(f"c{i:02d}", relevance=i / 10) for i in range(7)]
+    for index, fields in changed.items():
+        items[int(index[1:])].update(fields)
+    return document(*reversed(items))
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {},
+        {"i1": {"tokens": "12"}, "i5": {"id": 3}},  # field errors in two chunks
+        {"i6": {"id": "c00"}},  # a duplicate id: only the raw document can locate it
+        {"i2": {"depends_on": ["missing"]}, "i4": {"relevance": "0.5"}},
+    ],
+)
+def test_consuming_load_gives_what_load_input_gives(small_chunks, changed):
+    """The CLI's loader validates in chunks and drops the JSON it has validated; the input it
+    builds, and every problem it reports with its location, are `load_input`'s own."""
+    from compiler.loading import load_input_consuming
+
+    def outcome(load):
+        try:
+            return load().candidates_in_id_order()
+        except InvalidInput as exc:
+            return exc.to_json()
+
+    consumed = _pool(**changed)
+    expected = outcome(lambda: load_input(_pool(**changed)))
+    assert outcome(lambda: load_input_consuming(consumed, lambda: _pool(**changed))) == expected
+    if not isinstance(expected, dict):  # a valid pool: none of its JSON objects is kept
+        assert not any(isinstance(item, dict) for item in consumed["candidates"])
+
+
+def test_the_cli_reports_a_large_pool_s_problems_at_the_caller_s_indices(
+    small_chunks, tmp_path, capsys
+):
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps(_pool(i5={"tokens": -1})))
+    assert main(["compile", "--json", str(path)]) == 2
+    errors = json.loads(capsys.readouterr().out)["errors"]
+    assert [e["loc"] for e in errors] == [["candidates", 1, "tokens"]]  # reversed: 5 is at 1

@@ -8,6 +8,9 @@ import json
 import pytest
 from evidence_factories import candidate, compile_doc, context_item, document
 
+from compiler import compile_input, load_input
+from compiler.canonical import sha256_hex
+
 
 def _reference(out) -> str:
     return json.dumps(out.to_json(), indent=2, ensure_ascii=False)
@@ -26,3 +29,28 @@ def _reference(out) -> str:
 def test_output_text_is_byte_identical_to_the_standard_encoder(doc):
     out = compile_doc(doc)
     assert out.to_json_text() == _reference(out)
+
+
+def test_a_contract_hash_belongs_to_its_own_contract_object():
+    """The contract's sha256 is remembered for the last contract object hashed (a sweep
+    compiles one contract many times); another object, even a copy with one field changed,
+    is hashed afresh, and the hash is always the RFC 8785 hash of the contract itself."""
+    base = load_input(document(candidate("a")))
+    changed = base.model_copy(
+        update={"contract": base.contract.model_copy(update={"version": "2"})}
+    )
+    outputs = [compile_input(d) for d in (base, changed, base, changed)]
+    hashes = [o.contract.sha256 for o in outputs]
+    expected = [sha256_hex(d.contract.model_dump(mode="json")) for d in (base, changed)]
+    assert hashes == expected * 2
+    assert expected[0] != expected[1]
+
+
+def test_a_dump_hands_out_its_own_trace_and_rejection_dicts():
+    out = compile_doc(document(candidate("a"), candidate("b", entity="ELSEWHERE")))
+    for mode in ("python", "json"):
+        dumped = out.model_dump(mode=mode)
+        dumped["trace"][0]["pass"] = "changed"
+        dumped["rejected"][0]["reason"] = "changed"
+    assert out.trace[0]["pass"] != "changed"
+    assert out.rejected[0]["reason"] != "changed"

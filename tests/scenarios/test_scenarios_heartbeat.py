@@ -13,7 +13,7 @@ from django.core.management import call_command, get_commands
 from django.urls import reverse
 from django.utils import timezone
 
-from scenarios import services
+from scenarios import runner, services
 from scenarios.models import SuiteRun
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def every_scenario_commits(settings):
 def kill_worker(monkeypatch):
     """kill(after=N): the worker dies as it starts scenario N + 1 (of any attempt)."""
     compiled = []
-    real = services._scenario_rows
+    real = runner._scenario_rows
 
     def kill(*, after: int | None):
         def rows(run, scenario, *args):
@@ -70,7 +70,7 @@ def kill_worker(monkeypatch):
             compiled.append(scenario.name)
             return real(run, scenario, *args)
 
-        monkeypatch.setattr(services, "_scenario_rows", rows)
+        monkeypatch.setattr(runner, "_scenario_rows", rows)
         return compiled
 
     return kill
@@ -147,7 +147,7 @@ def test_a_worker_whose_run_was_requeued_meanwhile_writes_nothing_more(
     owner, draft, suite, every_scenario_commits, monkeypatch
 ):
     """A worker that was only slow, not dead, must not write over the one now running it."""
-    real = services._scenario_rows
+    real = runner._scenario_rows
     calls = []
 
     def rows(run, scenario, *args):
@@ -156,7 +156,7 @@ def test_a_worker_whose_run_was_requeued_meanwhile_writes_nothing_more(
             SuiteRun.objects.filter(pk=run.pk).update(requeues=1)
         return real(run, scenario, *args)
 
-    monkeypatch.setattr(services, "_scenario_rows", rows)
+    monkeypatch.setattr(runner, "_scenario_rows", rows)
     run = services.run_start(actor=owner, version=draft, background=False)
     assert calls == ["Maya asks about Atlas", "Maya on day 1"]
     assert (run.status, run.done, run.error) == ("running", 1, "")

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from contracts import services
 from contracts.models import AuditEvent, SourceClass, SourceClassProposal
-from workbench.views import editor as views
+from workbench.views import catalogue as views
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from contracts import services
 from contracts.models import ContractVersion, DecisionType
-from workbench.views import editor as views
+from workbench.views import people, propositions
 
 pytestmark = pytest.mark.django_db
 
@@ -225,7 +225,7 @@ def test_editing_a_proposition_someone_deleted_is_a_conflict(as_owner, draft, ow
     )
     response = as_owner.post(url, {"lock_version": 0, "key": "x", "max_items": 1}, headers=HTMX)
     assert response.status_code == 409
-    assert views.PROPOSITION_GONE in response.content.decode()
+    assert propositions.PROPOSITION_GONE in response.content.decode()
 
 
 def test_inline_edit_form_then_save(as_owner, draft):
@@ -395,7 +395,7 @@ def test_unknown_people_and_the_last_owner_are_inline_errors(as_owner, draft):
         people_url(draft), {"username": "nobody", "role": "viewer"}, headers=HTMX
     )
     assert response.status_code == 422
-    assert views.NO_SUCH_PERSON in response.content.decode()
+    assert people.NO_SUCH_PERSON in response.content.decode()
     response = as_owner.post(
         people_url(draft, "decision_type_access_revoke"), {"username": "olivia"}, headers=HTMX
     )

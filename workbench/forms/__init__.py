@@ -15,45 +15,9 @@ from contracts.models import (
 )
 from contracts.roles import Role
 
+from .fields import ListField, LockForm, LockVersionField
+
 DIRECTION_CHOICES = [("up", "Up"), ("down", "Down")]
-
-
-def split_list(value: str) -> list[str]:
-    """Items separated by commas or new lines, blanks dropped, order kept."""
-    items = (part.strip() for line in value.splitlines() for part in line.split(","))
-    return [item for item in items if item]
-
-
-class ListField(forms.CharField):
-    """A list typed as comma- or line-separated text."""
-
-    def __init__(self, *, item_validators=(), **kwargs) -> None:
-        kwargs.setdefault("required", False)
-        super().__init__(**kwargs)
-        self.item_validators = list(item_validators)
-
-    def prepare_value(self, value):
-        if isinstance(value, list | tuple):
-            return ", ".join(value)
-        return value
-
-    def to_python(self, value) -> list[str]:
-        return split_list(super().to_python(value) or "")
-
-    def validate(self, value) -> None:
-        if self.required and not value:
-            raise forms.ValidationError(self.error_messages["required"], code="required")
-
-    def run_validators(self, value) -> None:
-        for item in value:
-            for validator in self.item_validators:
-                validator(item)
-
-
-class LockForm(forms.Form):
-    """Every edit of a draft carries the lock version the page was rendered with."""
-
-    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
 
 class MoveForm(LockForm):
@@ -70,7 +34,7 @@ class SourceClassForm(forms.ModelForm):
 class SourceClassEditForm(SourceClassForm):
     """The key is fixed once created: contract versions refer to classes by key."""
 
-    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    lock_version = LockVersionField(required=True)
 
     class Meta(SourceClassForm.Meta):
         fields = list(SOURCE_CLASS_FIELDS)
@@ -98,7 +62,7 @@ class NewSourceClassProposalForm(SourceClassProposalForm):
 class ProposalDecisionForm(forms.Form):
     """Accept or reject: the class's lock version the manager saw the impact of, and a note."""
 
-    lock_version = forms.IntegerField(min_value=0, required=False, widget=forms.HiddenInput)
+    lock_version = LockVersionField()
     note = forms.CharField(
         required=False,
         max_length=2000,
@@ -174,16 +138,8 @@ class SettingsForm(LockForm):
 
     @classmethod
     def for_version(cls, version: ContractVersion) -> SettingsForm:
-        return cls(
-            initial={
-                "lock_version": version.lock_version,
-                "purposes": version.purposes,
-                "policy_name": version.policy_name,
-                "policy_version": version.policy_version,
-                "min_relevance": version.min_relevance,
-                "role_order": version.role_order,
-            }
-        )
+        initial = {field: getattr(version, field) for field in ContractVersion.SETTINGS_FIELDS}
+        return cls(initial={"lock_version": version.lock_version, **initial})
 
 
 class AccessForm(forms.Form):

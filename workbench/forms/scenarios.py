@@ -11,13 +11,15 @@ from django.template.defaultfilters import filesizeformat
 
 from compiler.codes import OrderRole, Requirement
 from scenarios.compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
-from scenarios.models import Corpus, CorpusCandidate, Scenario
+from scenarios.models import SLOT_STATES, Corpus, CorpusCandidate, Scenario
 from scenarios.services import (
     CONTROL_CHARACTER,
     SCENARIO_REQUEST_FIELDS,
-    SLOT_STATES,
+    corpus_read,
     has_control_character,
 )
+
+from .fields import ListField, LockVersionField
 
 NOT_CHECKED = ""
 UPLOAD_TOO_LARGE = (
@@ -27,35 +29,9 @@ UPLOAD_TOO_LARGE = (
 UNREADABLE = "This cannot be imported: {problem}"
 
 
-def split_list(value: str) -> list[str]:
-    """Items separated by commas or new lines, blanks dropped, order kept."""
-    items = (part.strip() for line in value.splitlines() for part in line.split(","))
-    return [item for item in items if item]
-
-
 def _located(problem: CorpusProblem) -> str:
     """A reading problem as a sentence: the text's own line and column need no prefix."""
     return str(problem) if problem.loc else problem.msg
-
-
-class ListField(forms.CharField):
-    """A list typed as comma- or line-separated text."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        super().__init__(**kwargs)
-
-    def prepare_value(self, value: Any) -> Any:
-        if isinstance(value, list | tuple):
-            return ", ".join(map(str, value))
-        return value
-
-    def to_python(self, value: Any) -> list[str]:
-        return split_list(super().to_python(value) or "")
-
-    def validate(self, value: Any) -> None:
-        if self.required and not value:
-            raise forms.ValidationError(self.error_messages["required"], code="required")
 
 
 class IsoDateInput(forms.DateInput):
@@ -149,7 +125,7 @@ class ImportForm(forms.Form):
         if not raw.strip():
             raise forms.ValidationError("Choose a file or paste the JSON.")
         try:
-            data["document"] = read_json(raw, max_bytes=self.max_bytes)
+            data["document"] = corpus_read(raw, max_bytes=self.max_bytes)
         except CorpusInvalid as exc:
             raise forms.ValidationError(
                 [UNREADABLE.format(problem=_located(problem)) for problem in exc.problems]
@@ -186,17 +162,6 @@ DATALISTS = {
     "allowed_roles": "roles",
     "allowed_purposes": "purposes",
 }
-
-
-class LockVersionField(forms.IntegerField):
-    """The row's `lock_version` when the form was opened (blank on a form that adds a row)."""
-
-    widget = forms.HiddenInput
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("required", False)
-        kwargs.setdefault("min_value", 0)
-        super().__init__(**kwargs)
 
 
 class CandidateForm(forms.Form):

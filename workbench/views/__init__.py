@@ -1,3 +1,13 @@
-"""Every page of the workbench, one module per page area: `editor` (dashboard, catalogue, the
-contract editor), `review` (versions, review, impact report, bundles, signing keys) and
-`scenarios` (corpora, scenarios, runs, the flip matrix). Shared helpers live beside them."""
+"""Every page of the workbench, one module per page area, over the services and selectors of
+the layers below:
+
+- `dashboard`, `catalogue` (source classes and proposals);
+- the contract editor: `editor` (the page, its panels and settings), `propositions`, `people`;
+- review and publishing: `versions` (history, diff, new draft), `review` (review card, impact
+  report, transitions), `keys` (signing keys, bundle download);
+- scenarios: `corpora`, `scenario_pages`, `runs` (suite, run, flip matrix, diffs, coverage);
+  `scenarios` re-exports them under their old module name.
+
+Shared pieces: `helpers` (page-or-partial, form errors, 409/422 answers, permission checks,
+the 400 handler), `parameters` (query parameters), `scenario_common`.
+"""

@@ -30,11 +30,13 @@ from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
 from publishing import review, signing
 from publishing.impact import ImpactReport
+from publishing.replay import recorded_decisions
+from workbench.forms import LockForm
 
+from .helpers import CHANGED_EVENT
 from .keys import KEY_CREATED  # noqa: F401 - its old home; tests read it as review_views.X
 
 REVIEW_TEMPLATE = "contracts/review.html"
-CHANGED_EVENT = "contractChanged"
 
 # Messages tests assert on.
 SUBMITTED = "Version {number} is in review."
@@ -56,10 +58,6 @@ def lost_race(error: DatabaseError) -> bool:
         return True
     sqlstate = getattr(error.__cause__, "sqlstate", None)
     return sqlstate in ("40001", "40P01")
-
-
-class LockForm(forms.Form):
-    lock_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
 
 
 class RetireForm(LockForm):
@@ -268,6 +266,7 @@ def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
         **_review_context(request, version),
         "report": report,
         "problems": problems,
+        "recorded_decisions": recorded_decisions(version),
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
     return render(request, template, context, status=200 if report else 422)

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contracts.models import DecisionType
 from scenarios import services
-from scenarios.compiling import CorpusInvalid, CorpusProblem, read_json
+from scenarios.compiling import CorpusInvalid, CorpusProblem
 
 
 class Command(BaseCommand):
@@ -42,7 +42,7 @@ class Command(BaseCommand):
         actor = _actor(options["user"], decision_type)
         path = options["file"]
         try:
-            document = read_json(_read_bytes(path))
+            document = services.corpus_read(_read_bytes(path))
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror or exc}") from None
         except CorpusInvalid as exc:

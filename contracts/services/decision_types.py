@@ -1,0 +1,126 @@
+"""Decision types and who holds which role on one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from guardian.shortcuts import assign_perm, remove_perm
+
+from contracts import roles
+from contracts.models import AuditAction, ContractVersion, DecisionType
+
+from .audit import audit_record
+from .checks import Actor, _full_clean, _require
+from .drafts import _bump
+
+# Messages tests assert on.
+DUPLICATE_DECISION_TYPE = "A decision type with this key already exists."
+NO_ROLE = "{username} has no role on this decision type."
+LAST_OWNER = "A decision type needs an owner: make someone else owner first."
+
+@transaction.atomic
+def decision_type_create(
+    *,
+    actor: Actor,
+    key: str,
+    title: str,
+    description: str = "",
+    purposes: Sequence[str] = (),
+) -> DecisionType:
+    """Create the type with an empty version 1 draft; the creator becomes its owner."""
+    _require(actor, "contracts.add_decisiontype")
+    decision_type = DecisionType(key=key, title=title, description=description, created_by=actor)
+    _full_clean(decision_type, exclude=["created_by"])
+    if DecisionType.objects.filter(key=key).exists():
+        raise ValidationError({"key": DUPLICATE_DECISION_TYPE})
+    decision_type.save()
+    for perm in roles.ROLE_PERMISSIONS[roles.Role.OWNER]:
+        assign_perm(perm, actor, decision_type)
+    audit_record(
+        actor=actor,
+        action=AuditAction.DECISION_TYPE_CREATED,
+        summary=f"Created decision type '{key}'",
+        decision_type=decision_type,
+        changes={"after": {"key": key, "title": title, "description": description}},
+    )
+    version = ContractVersion(
+        decision_type=decision_type, number=1, purposes=list(purposes), created_by=actor
+    )
+    version.save()
+    _bump(version)
+    audit_record(
+        actor=actor,
+        action=AuditAction.VERSION_CREATED,
+        summary="Started draft version 1",
+        version=version,
+    )
+    return decision_type
+
+
+@transaction.atomic
+def access_grant(
+    *, actor: Actor, decision_type: DecisionType, user: AbstractBaseUser, role: roles.Role
+) -> DecisionType:
+    """Make `user` owner, reviewer or viewer of one decision type, replacing any earlier role.
+
+    Its owners (and superusers) may grant; the last owner cannot demote themselves.
+    """
+    _require(actor, f"contracts.{roles.EDIT}", decision_type)
+    role = roles.Role(role)
+    DecisionType.objects.select_for_update().get(pk=decision_type.pk)
+    before = roles.role_of(user, decision_type)
+    if before == roles.Role.OWNER and role != roles.Role.OWNER:
+        _keep_an_owner(decision_type, leaving=user)
+    _clear_roles(user, decision_type)
+    for perm in roles.ROLE_PERMISSIONS[role]:
+        assign_perm(perm, user, decision_type)
+    audit_record(
+        actor=actor,
+        action=AuditAction.ACCESS_GRANTED,
+        summary=f"Made {user.get_username()} {role} of '{decision_type.key}'",
+        decision_type=decision_type,
+        changes={
+            "user": user.get_username(),
+            "before": str(before) if before else None,
+            "role": str(role),
+        },
+    )
+    return decision_type
+
+
+@transaction.atomic
+def access_revoke(
+    *, actor: Actor, decision_type: DecisionType, user: AbstractBaseUser
+) -> DecisionType:
+    """Take every role on one decision type away from `user`."""
+    _require(actor, f"contracts.{roles.EDIT}", decision_type)
+    DecisionType.objects.select_for_update().get(pk=decision_type.pk)
+    before = roles.role_of(user, decision_type)
+    if before is None:
+        raise ValidationError({"username": NO_ROLE.format(username=user.get_username())})
+    if before == roles.Role.OWNER:
+        _keep_an_owner(decision_type, leaving=user)
+    _clear_roles(user, decision_type)
+    audit_record(
+        actor=actor,
+        action=AuditAction.ACCESS_REVOKED,
+        summary=f"Removed {user.get_username()} ({before}) from '{decision_type.key}'",
+        decision_type=decision_type,
+        changes={"user": user.get_username(), "before": str(before)},
+    )
+    return decision_type
+
+
+def _clear_roles(user: AbstractBaseUser, decision_type: DecisionType) -> None:
+    for perm in (roles.VIEW, roles.EDIT, roles.REVIEW):
+        remove_perm(perm, user, decision_type)
+
+
+def _keep_an_owner(decision_type: DecisionType, *, leaving: AbstractBaseUser) -> None:
+    owners = [u for u, role in roles.people_with_roles(decision_type) if role == roles.Role.OWNER]
+    if [u.pk for u in owners] == [leaving.pk]:
+        raise ValidationError({"username": LAST_OWNER})
+

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from contracts.models import DecisionType
+from publishing import contract_files
+
+
+class Command(BaseCommand):
+    help = (
+        "Write TYPE's current version, its corpora and scenarios to DIR as a contract test "
+        "directory (contract.yaml, corpora/*.yaml, scenarios/*.yaml) that "
+        "`evidence-compiler test DIR` runs."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("decision_type")
+        parser.add_argument("directory")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            decision_type = DecisionType.objects.get(key=options["decision_type"])
+            files = contract_files.export_files(decision_type)
+        except DecisionType.DoesNotExist:
+            raise CommandError(f"No decision type '{options['decision_type']}'.") from None
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        for path in contract_files.write_directory(files, Path(options["directory"])):
+            self.stdout.write(f"{path}\n")

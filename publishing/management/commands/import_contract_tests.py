@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from compiler.contract_tests import InvalidTestFiles
+from contracts.models import DecisionType
+from publishing import contract_files
+
+
+class Command(BaseCommand):
+    help = (
+        "Show what importing the contract test directory DIR into TYPE would change against "
+        "its current draft; with --confirm SHA256 (the plan's, as printed) write its corpora "
+        "and scenarios, as USER (--as, an owner of TYPE). Without --confirm nothing changes."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("decision_type")
+        parser.add_argument("directory")
+        parser.add_argument("--confirm", metavar="SHA256", help="the plan's sha256 to apply")
+        parser.add_argument("--as", dest="username", help="who imports (an owner of TYPE)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        directory = Path(options["directory"])
+        try:
+            decision_type = DecisionType.objects.get(key=options["decision_type"])
+            plan = contract_files.import_plan(decision_type, directory)
+        except DecisionType.DoesNotExist:
+            raise CommandError(f"No decision type '{options['decision_type']}'.") from None
+        except InvalidTestFiles as exc:
+            raise CommandError(str(exc)) from None
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        for line in contract_files.plan_lines(plan):
+            self.stdout.write(line + "\n")
+        if not options["confirm"]:
+            self.stdout.write(
+                f"Nothing was changed. To import: --confirm {plan.sha256} --as USERNAME\n"
+            )
+            return
+        if not options["username"]:
+            raise CommandError("--confirm needs --as USERNAME: an owner of the decision type.")
+        try:
+            actor = get_user_model().objects.get(username=options["username"])
+            contract_files.import_apply(actor=actor, decision_type=decision_type,
+                                        directory=directory, confirmed_sha256=options["confirm"])
+        except get_user_model().DoesNotExist:
+            raise CommandError(f"No user '{options['username']}'.") from None
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        self.stdout.write("Imported.\n")

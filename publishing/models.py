@@ -1,0 +1,147 @@
+"""What production sends and is sent: service tokens, the API calls made with them, the
+decision receipts they post, and the replays of those receipts against a draft.
+
+The review and bundle models still live in `contracts`; these are the first rows of
+`publishing` itself and point one way, at `contracts` (decision types, versions, bundles).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from contracts.models import Bundle, ContractVersion, DecisionType
+
+
+class ServiceTokenQuerySet(models.QuerySet["ServiceToken"]):
+    def usable(self) -> ServiceTokenQuerySet:
+        """Tokens that authorise calls: not revoked, and their owner still active."""
+        return self.filter(revoked_at__isnull=True, owner__is_active=True)
+
+
+class ServiceToken(models.Model):
+    """A bearer token a production service presents to `/api/v1/`, scoped to decision types.
+
+    Only the sha256 of the secret is stored; the secret is shown once, when the token is
+    created (`publishing.tokens.token_create`). `prefix` (the token's first characters, not
+    enough to use it) names it in lists and in the call log."""
+
+    name = models.CharField(max_length=120)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="service_tokens"
+    )
+    decision_types = models.ManyToManyField(DecisionType, related_name="service_tokens")
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_sha256 = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ServiceTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(revoked_at__isnull=True) | Q(revoked_by__isnull=False),
+                name="service_token_revoked_by_someone",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class ApiCall(models.Model):
+    """One call to `/api/v1/`: which token, which endpoint and type, what it answered.
+
+    Append-only and one insert per call (the token lifecycle is in the audit log, the calls
+    are here, so a pull every five minutes does not bury the decision type's history)."""
+
+    token = models.ForeignKey(
+        ServiceToken, on_delete=models.PROTECT, null=True, blank=True, related_name="calls"
+    )
+    endpoint = models.CharField(max_length=200)
+    decision_type_key = models.CharField(max_length=120, blank=True)
+    status = models.PositiveSmallIntegerField()
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.endpoint} {self.status}"
+
+
+class DecisionReceipt(models.Model):
+    """A receipt a production service posted (`compiler.receipts`, no evidence content),
+    checked against the stored bundle it names before it was kept."""
+
+    decision_type = models.ForeignKey(
+        DecisionType, on_delete=models.PROTECT, related_name="receipts"
+    )
+    bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="receipts")
+    decision_id = models.CharField(max_length=200)
+    receipt = models.JSONField()
+    token = models.ForeignKey(
+        ServiceToken, on_delete=models.PROTECT, null=True, blank=True, related_name="receipts"
+    )
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["decision_type", "decision_id"], name="decision_receipt_id_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["decision_type", "-received_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.decision_id} ({self.decision_type.key})"
+
+
+class ReceiptReplay(models.Model):
+    """One replay of the recorded decisions of the last `days` days against a version's
+    contract (`publishing.replay`), run in the background; `result` is its report."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    version = models.ForeignKey(
+        ContractVersion, on_delete=models.PROTECT, related_name="receipt_replays"
+    )
+    days = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # The contract replayed against, so the page can say when the draft moved on since.
+    contract_sha256 = models.CharField(max_length=64, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"replay {self.pk} of {self.version} ({self.status})"
+
+    @property
+    def changed(self) -> list[dict[str, Any]]:
+        return list(self.result.get("changed", []))

@@ -1,0 +1,16 @@
+"""The audit actions of this app (`AuditEvent.action` is a plain string): the services and
+the runner write them through `contracts.services.audit_record`."""
+
+from __future__ import annotations
+
+
+class Action:
+    CORPUS_IMPORTED = "corpus.imported"
+    CANDIDATE_SAVED = "corpus.candidate_saved"
+    SCENARIO_CREATED = "scenario.created"
+    SCENARIO_UPDATED = "scenario.updated"
+    EXPECTATIONS_TAKEN = "scenario.expectations_taken"
+    RUN_STARTED = "run.started"
+    RUN_REQUEUED = "run.requeued"
+    RUN_FINISHED = "run.finished"
+    RUN_FAILED = "run.failed"

@@ -1,0 +1,85 @@
+"""Reads for the UI and commands, already filtered by what the user may see.
+
+Everything hangs off a decision type found with `contracts.selectors.decision_type_for_user`:
+a person without `view_decisiontype` on it gets `Http404` for its corpora, scenarios and runs,
+exactly as for the type itself.
+
+One module per concern, re-exported here (callers write `from scenarios import selectors`):
+`objects` (lookups, lists, the corpus export), `known` (the values a candidate is checked
+against), `previews` (a scenario compiled now: expectations preview, three-way comparison),
+`matrix` (the flip matrix and coverage), `packets` (packet view, diff) and `reports` (run
+report, run comparison).
+"""
+
+from __future__ import annotations
+
+from scenarios.models import SLOT_STATES as STATES
+
+from .known import KnownValues, known_values
+from .matrix import Cell, Matrix, MatrixRow, flip_matrix, run_propositions
+from .objects import (
+    corpora,
+    corpus_export,
+    corpus_for_user,
+    decision_type_for_user,
+    decision_types_with_counts,
+    published_version,
+    result_for_user,
+    run_for_user,
+    runs,
+    scenario_for_user,
+    scenarios,
+    version_for,
+)
+from .packets import Diff, PacketView, SlotPair, base_of, first_flipped, packet_view, result_diff
+from .previews import (
+    COMPARISON_LABELS,
+    Comparison,
+    ExpectationChange,
+    ExpectationPreview,
+    comparison,
+    compile_scenario,
+    expectation_preview,
+    scenario_document,
+)
+from .reports import run_comparison, run_report
+
+__all__ = [
+    "COMPARISON_LABELS",
+    "STATES",
+    "Cell",
+    "Comparison",
+    "Diff",
+    "ExpectationChange",
+    "ExpectationPreview",
+    "KnownValues",
+    "Matrix",
+    "MatrixRow",
+    "PacketView",
+    "SlotPair",
+    "base_of",
+    "compile_scenario",
+    "comparison",
+    "corpora",
+    "corpus_export",
+    "corpus_for_user",
+    "decision_type_for_user",
+    "decision_types_with_counts",
+    "expectation_preview",
+    "first_flipped",
+    "flip_matrix",
+    "known_values",
+    "packet_view",
+    "published_version",
+    "result_diff",
+    "result_for_user",
+    "run_comparison",
+    "run_for_user",
+    "run_propositions",
+    "run_report",
+    "runs",
+    "scenario_document",
+    "scenario_for_user",
+    "scenarios",
+    "version_for",
+]

@@ -1,0 +1,105 @@
+"""The objects a person may see, found through the decision type: lookups (404 without view
+permission on the type), lists with their counts, and the corpus export."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, QuerySet
+from django.http import Http404
+
+from contracts import selectors as contract_selectors
+from contracts.models import ContractVersion, DecisionType
+from contracts.selectors import User
+from scenarios import compiling
+from scenarios.models import Corpus, Scenario, ScenarioResult, SuiteRun
+
+
+def decision_type_for_user(*, user: User, key: str) -> DecisionType:
+    return contract_selectors.decision_type_for_user(user=user, key=key)
+
+
+def decision_types_with_counts(*, user: User) -> QuerySet[DecisionType]:
+    return (
+        contract_selectors.decision_types_for_user(user=user)
+        .annotate(
+            scenario_count=Count("scenarios", distinct=True),
+            corpus_count=Count("corpora", distinct=True),
+        )
+        .order_by("key")
+    )
+
+
+def corpora(*, decision_type: DecisionType) -> QuerySet[Corpus]:
+    """The type's corpora with their sizes (`size`) and how many scenarios use them."""
+    return decision_type.corpora.order_by("name").annotate(
+        size=Count("candidates", distinct=True), used_by=Count("scenarios", distinct=True)
+    )
+
+
+def corpus_for_user(*, user: User, key: str, pk: int) -> Corpus:
+    decision_type = decision_type_for_user(user=user, key=key)
+    try:
+        return decision_type.corpora.select_related("decision_type").get(pk=pk)
+    except Corpus.DoesNotExist:
+        raise Http404("No such corpus.") from None
+
+
+def scenarios(*, decision_type: DecisionType) -> QuerySet[Scenario]:
+    return decision_type.scenarios.select_related("corpus").order_by("position", "name", "id")
+
+
+def scenario_for_user(*, user: User, key: str, pk: int) -> Scenario:
+    decision_type = decision_type_for_user(user=user, key=key)
+    try:
+        return decision_type.scenarios.select_related("decision_type", "corpus").get(pk=pk)
+    except Scenario.DoesNotExist:
+        raise Http404("No such scenario.") from None
+
+
+def runs(*, decision_type: DecisionType, limit: int = 20) -> QuerySet[SuiteRun]:
+    return decision_type.suite_runs.select_related("version", "scenario", "created_by")[:limit]
+
+
+def run_for_user(*, user: User, key: str, pk: int) -> SuiteRun:
+    decision_type = decision_type_for_user(user=user, key=key)
+    try:
+        return decision_type.suite_runs.select_related(
+            "decision_type", "version__decision_type", "scenario", "created_by"
+        ).get(pk=pk)
+    except SuiteRun.DoesNotExist:
+        raise Http404("No such run.") from None
+
+
+def result_for_user(*, user: User, key: str, run_pk: int, pk: int) -> ScenarioResult:
+    run = run_for_user(user=user, key=key, pk=run_pk)
+    try:
+        result = run.results.get(pk=pk)
+    except ScenarioResult.DoesNotExist:
+        raise Http404("No such result.") from None
+    result.run = run
+    return result
+
+
+def version_for(*, decision_type: DecisionType, number: int | None) -> ContractVersion:
+    """The numbered version, or the one the editor shows (the open draft, else the latest)."""
+    if number is None:
+        version = contract_selectors.current_version(decision_type=decision_type)
+    else:
+        version = decision_type.versions.filter(number=number).first()
+    if version is None:
+        raise Http404("No such version.")
+    version.decision_type = decision_type
+    return version
+
+
+def published_version(*, decision_type: DecisionType) -> ContractVersion | None:
+    return decision_type.versions.filter(status=ContractVersion.Status.PUBLISHED).first()
+
+
+def corpus_export(*, corpus: Corpus) -> dict[str, Any]:
+    return compiling.corpus_document(
+        corpus.directory,
+        corpus.candidates.order_by("position", "id").values_list("data", flat=True),
+    )
+

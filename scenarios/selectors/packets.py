@@ -1,0 +1,117 @@
+"""One compile's packet, and a variant's diff against its base."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from scenarios.models import ScenarioResult, SuiteRun
+
+
+@dataclass(frozen=True)
+class PacketView:
+    """One compile's output arranged for the packet view."""
+
+    output: dict[str, Any]
+
+    @property
+    def compiled(self) -> bool:
+        return self.output.get("result") == "compiled"
+
+    @property
+    def budget_percent(self) -> int:
+        budget = self.output.get("token_budget") or 0
+        used = self.output.get("tokens_used") or 0
+        return min(100, round(100 * used / budget)) if budget else 0
+
+    @property
+    def slots(self) -> list[dict[str, Any]]:
+        return list(self.output.get("slots", []))
+
+    @property
+    def packet(self) -> list[dict[str, Any]]:
+        return list(self.output.get("packet", []))
+
+    @property
+    def rejected(self) -> list[dict[str, Any]]:
+        return list(self.output.get("rejected", []))
+
+    @property
+    def trace(self) -> list[dict[str, Any]]:
+        return list(self.output.get("trace", []))
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self.output.get("errors", []))
+
+
+def packet_view(result: ScenarioResult) -> PacketView:
+    return PacketView(json.loads(result.output_json))
+
+
+@dataclass(frozen=True)
+class SlotPair:
+    proposition: str
+    base: dict[str, Any] | None
+    variant: dict[str, Any] | None
+    flipped: bool
+
+
+@dataclass(frozen=True)
+class Diff:
+    base: ScenarioResult
+    variant: ScenarioResult
+    base_view: PacketView
+    variant_view: PacketView
+    slots: list[SlotPair]
+    flips: dict[str, Any]
+    rejected_added: list[dict[str, Any]]
+    rejected_removed: list[dict[str, Any]]
+    focus: str | None
+
+
+def base_of(result: ScenarioResult) -> ScenarioResult:
+    """The base compile of the scenario this result belongs to."""
+    return (
+        ScenarioResult.objects.filter(
+            run_id=result.run_id, position__lte=result.position, perturbation=""
+        )
+        .order_by("-position")
+        .first()
+    ) or result
+
+
+def result_diff(*, result: ScenarioResult, focus: str | None = None) -> Diff:
+    """The variant against its base: slots side by side, admitted/rejected changes, tokens."""
+    base = base_of(result)
+    base_view, variant_view = packet_view(base), packet_view(result)
+    base_slots = {s["proposition"]: s for s in base_view.slots}
+    variant_slots = {s["proposition"]: s for s in variant_view.slots}
+    flipped = result.flipped_propositions
+    keys = list(dict.fromkeys([*base.slot_states, *result.slot_states]))
+    slots = [SlotPair(k, base_slots.get(k), variant_slots.get(k), k in flipped) for k in keys]
+    before = {(r["id"], r["reason"], r.get("detail")) for r in base_view.rejected}
+    after = {(r["id"], r["reason"], r.get("detail")) for r in variant_view.rejected}
+    as_dicts = lambda rows: [  # noqa: E731
+        {"id": i, "reason": r, "detail": d} for i, r, d in sorted(rows)
+    ]
+    return Diff(
+        base=base,
+        variant=result,
+        base_view=base_view,
+        variant_view=variant_view,
+        slots=slots,
+        flips=result.flips or {},
+        rejected_added=as_dicts(after - before),
+        rejected_removed=as_dicts(before - after),
+        focus=focus,
+    )
+
+
+def first_flipped(*, run: SuiteRun) -> ScenarioResult | None:
+    for result in run.results.defer("output_json").exclude(perturbation="").order_by("position"):
+        if result.flipped_propositions:
+            return result
+    return None
+

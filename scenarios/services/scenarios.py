@@ -1,0 +1,258 @@
+"""Scenarios: create, update (locked optimistically) and "take the current result as
+expected"."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from pydantic import ValidationError as PydanticValidationError
+
+from compiler.models import Delegation
+from contracts.models import ContractVersion, DecisionType
+from contracts.services import Actor, audit_record
+from scenarios import compiling
+from scenarios.audit import Action
+from scenarios.models import SLOT_STATES, Corpus, Scenario
+
+from .base import _check_lock, _located, _require_edit
+
+DUPLICATE_SCENARIO = "This decision type already has a scenario named '{name}'."
+WRONG_CORPUS = "That corpus belongs to another decision type."
+UNKNOWN_STATE = (
+    "'{state}' is not a slot state; use "
+    + ", ".join(SLOT_STATES[:-1])
+    + f" or {SLOT_STATES[-1]}."
+)
+STALE_SCENARIO = (
+    "Someone else saved this scenario since you opened it; nothing was saved — "
+    "reload to see their version."
+)
+
+
+def _clean_scenario_fields(
+    decision_type: DecisionType, corpus: Corpus, fields: dict[str, Any]
+) -> dict[str, Any]:
+    if corpus.decision_type_id != decision_type.pk:
+        raise ValidationError({"corpus": WRONG_CORPUS})
+    delegation = fields.get("delegation")
+    if delegation:
+        try:
+            fields["delegation"] = Delegation.model_validate(delegation).model_dump(mode="json")
+        except PydanticValidationError as exc:
+            raise ValidationError(
+                {"delegation": [_located(e["loc"], e["msg"]) for e in exc.errors()]}
+            ) from None
+        unstorable = compiling.unstorable_values(fields["delegation"])
+        if unstorable:
+            raise ValidationError({"delegation": [_located(p.loc, p.msg) for p in unstorable]})
+    else:
+        fields["delegation"] = None
+    for key, state in (fields.get("expected_slots") or {}).items():
+        if state not in SLOT_STATES:
+            raise ValidationError({"expected_slots": UNKNOWN_STATE.format(state=state)})
+        if not isinstance(key, str) or not key:
+            raise ValidationError({"expected_slots": "Name each proposition."})
+    fields["roles"] = list(dict.fromkeys(fields.get("roles") or []))
+    fields["named"] = list(fields.get("named") or [])
+    fields["expected_slots"] = dict(fields.get("expected_slots") or {})
+    problems = {
+        name: [_located(p.loc, p.msg) for p in compiling.unstorable_values(value)]
+        for name, value in fields.items()
+        if name != "delegation"
+    }
+    problems = {name: messages for name, messages in problems.items() if messages}
+    if problems:
+        raise ValidationError(problems)
+    return fields
+
+
+
+SCENARIO_REQUEST_FIELDS = (
+    "name",
+    "description",
+    "principal",
+    "roles",
+    "purpose",
+    "entity",
+    "decision_date",
+    "token_budget",
+    "delegation",
+    "named",
+)
+SCENARIO_FIELDS = (
+    *SCENARIO_REQUEST_FIELDS,
+    "expected_slots",
+    "expected_admitted",
+    "expected_rejected",
+)
+
+
+def _scenario_state(scenario: Scenario) -> dict[str, Any]:
+    state = {f: getattr(scenario, f) for f in SCENARIO_FIELDS}
+    state["decision_date"] = scenario.decision_date.isoformat()
+    state["corpus"] = scenario.corpus.name
+    return state
+
+
+@transaction.atomic
+def scenario_create(
+    *,
+    actor: Actor,
+    decision_type: DecisionType,
+    corpus: Corpus,
+    name: str,
+    principal: str,
+    roles: Sequence[str],
+    purpose: str,
+    entity: str,
+    decision_date: dt.date,
+    token_budget: int,
+    delegation: Mapping[str, Any] | None = None,
+    named: Sequence[str] = (),
+    expected_slots: Mapping[str, str] | None = None,
+    expected_admitted: Sequence[str] | None = None,
+    expected_rejected: Sequence[str] | None = None,
+    description: str = "",
+) -> Scenario:
+    _require_edit(actor, decision_type)
+    fields = _clean_scenario_fields(
+        decision_type,
+        corpus,
+        {
+            "name": name,
+            "description": description,
+            "principal": principal,
+            "roles": roles,
+            "purpose": purpose,
+            "entity": entity,
+            "decision_date": decision_date,
+            "token_budget": token_budget,
+            "delegation": delegation,
+            "named": named,
+            "expected_slots": expected_slots,
+            "expected_admitted": list(expected_admitted) if expected_admitted is not None else None,
+            "expected_rejected": list(expected_rejected) if expected_rejected is not None else None,
+        },
+    )
+    if Scenario.objects.filter(decision_type=decision_type, name=name).exists():
+        raise ValidationError({"name": DUPLICATE_SCENARIO.format(name=name)})
+    position = (decision_type.scenarios.aggregate(p=Max("position"))["p"] or 0) + 1
+    scenario = Scenario(
+        decision_type=decision_type, corpus=corpus, created_by=actor, position=position, **fields
+    )
+    scenario.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
+    scenario.save()
+    audit_record(
+        actor=actor,
+        action=Action.SCENARIO_CREATED,
+        summary=f"Created scenario '{name}'",
+        decision_type=decision_type,
+        changes={"after": _scenario_state(scenario)},
+    )
+    return scenario
+
+
+@transaction.atomic
+def scenario_update(
+    *,
+    actor: Actor,
+    scenario: Scenario,
+    corpus: Corpus,
+    expected_lock_version: int | None = None,
+    **changes: Any,
+) -> Scenario:
+    """Change any of `SCENARIO_FIELDS` (and the corpus); a stale `expected_lock_version`
+    raises `EditConflict` and changes nothing."""
+    current = (
+        Scenario.objects.select_for_update()
+        .select_related("decision_type", "corpus")
+        .get(pk=scenario.pk)
+    )
+    _require_edit(actor, current.decision_type)
+    _check_lock(current, expected_lock_version, STALE_SCENARIO)
+    unknown = set(changes) - set(SCENARIO_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown scenario fields: {sorted(unknown)}")
+    before = _scenario_state(current)
+    fields = {f: getattr(current, f) for f in SCENARIO_FIELDS} | changes
+    fields = _clean_scenario_fields(current.decision_type, corpus, fields)
+    name = fields["name"]
+    taken = Scenario.objects.filter(decision_type=current.decision_type, name=name)
+    if taken.exclude(pk=current.pk).exists():
+        raise ValidationError({"name": DUPLICATE_SCENARIO.format(name=name)})
+    for key, value in fields.items():
+        setattr(current, key, value)
+    current.corpus = corpus
+    current.full_clean(exclude=["created_by", "decision_type", "corpus"], validate_unique=False)
+    current.lock_version += 1
+    current.save()
+    audit_record(
+        actor=actor,
+        action=Action.SCENARIO_UPDATED,
+        summary=f"Updated scenario '{name}'",
+        decision_type=current.decision_type,
+        changes={"before": before, "after": _scenario_state(current)},
+    )
+    return current
+
+
+@transaction.atomic
+def scenario_take_expected(
+    *,
+    actor: Actor,
+    scenario: Scenario,
+    expectations: Mapping[str, Any],
+    version: ContractVersion,
+    expected_lock_version: int | None = None,
+) -> Scenario:
+    """Make the expectations those of a compile the person has just seen (see
+    `selectors.expectation_preview`). Admitted/rejected ids are taken only when the
+    scenario already checks them. A stale `expected_lock_version` (the scenario was saved
+    since the page was shown) raises `EditConflict` and changes nothing."""
+    current = (
+        Scenario.objects.select_for_update().select_related("decision_type").get(pk=scenario.pk)
+    )
+    _require_edit(actor, current.decision_type)
+    _check_lock(current, expected_lock_version, STALE_SCENARIO)
+    before = {
+        "expected_slots": current.expected_slots,
+        "expected_admitted": current.expected_admitted,
+        "expected_rejected": current.expected_rejected,
+    }
+    current.expected_slots = dict(expectations["expected_slots"])
+    if current.expected_admitted is not None:
+        current.expected_admitted = list(expectations["expected_admitted"])
+    if current.expected_rejected is not None:
+        current.expected_rejected = list(expectations["expected_rejected"])
+    current.lock_version += 1
+    current.save(
+        update_fields=[
+            "expected_slots",
+            "expected_admitted",
+            "expected_rejected",
+            "lock_version",
+            "updated_at",
+        ]
+    )
+    audit_record(
+        actor=actor,
+        action=Action.EXPECTATIONS_TAKEN,
+        summary=f"Took the result against version {version.number} as expected for "
+        f"'{current.name}'",
+        decision_type=current.decision_type,
+        version=version,
+        changes={
+            "before": before,
+            "after": {
+                "expected_slots": current.expected_slots,
+                "expected_admitted": current.expected_admitted,
+                "expected_rejected": current.expected_rejected,
+            },
+        },
+    )
+    return current

@@ -1,0 +1,59 @@
+"""Values the compiler accepts but this workbench does not know: saved, and reported as
+located warnings (or, with `strict`, refused as problems)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scenarios import compiling, selectors
+from scenarios.models import Scenario
+
+UNKNOWN_CLASS = (
+    "'{value}' is not in the source-class catalogue: check the spelling, or add the class."
+)
+RETIRED_CLASS = "'{value}' is a retired source class: no system produces it any more."
+UNKNOWN_PROPOSITION = "'{value}' is not a proposition of any version of this decision type."
+UNKNOWN_ID = "{field}: '{value}' is not a candidate of corpus '{corpus}'."
+
+
+def candidate_warnings(
+    known: selectors.KnownValues, data: Mapping[str, Any], *, index: int | None = None
+) -> list[compiling.CorpusProblem]:
+    """What in one candidate (the compiler's JSON) the catalogue and contract do not know."""
+    prefix: tuple[str | int, ...] = ("candidates", index) if index is not None else ()
+    found = []
+
+    def warn(loc: tuple[str | int, ...], message: str, value: str) -> None:
+        found.append(
+            compiling.CorpusProblem(
+                loc=(*prefix, *loc), msg=message.format(value=value), candidate_id=data.get("id")
+            )
+        )
+
+    value = data.get("evidence_class")
+    if value in known.retired_classes:
+        warn(("evidence_class",), RETIRED_CLASS, value)
+    elif value not in known.evidence_classes:
+        warn(("evidence_class",), UNKNOWN_CLASS, value)
+    if known.has_contract:
+        for field in ("supports", "contradicts"):
+            for position, key in enumerate(data.get(field, ())):
+                if key not in known.propositions:
+                    warn((field, position), UNKNOWN_PROPOSITION, key)
+    return found
+
+
+
+def scenario_warnings(scenario: Scenario) -> list[str]:
+    """Ids the scenario names or expects that its corpus does not hold (a typo, or a
+    candidate renamed since): such an expectation can never be met."""
+    ids = set(scenario.corpus.candidates.values_list("candidate_id", flat=True))
+    return [
+        UNKNOWN_ID.format(field=field, value=value, corpus=scenario.corpus.name)
+        for field in ("named", "expected_admitted", "expected_rejected")
+        for value in getattr(scenario, field) or ()
+        if value not in ids
+    ]
+
+

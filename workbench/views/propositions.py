@@ -1,0 +1,206 @@
+"""The editor's propositions: add, edit, delete and reorder them and their accepted classes.
+Each answers with the propositions fragment of the editor (htmx) or the whole editor page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from contracts import selectors, services
+from contracts.models import ContractVersion, Proposition
+from workbench import forms
+
+from .editor import _class_choices, _edit, _render_version
+from .helpers import (
+    CONFLICT,
+    changed,
+    require_edit,
+)
+
+# Messages tests assert on.
+PROPOSITION_GONE = "That proposition no longer exists; someone else deleted it."
+
+
+def _proposition(version: ContractVersion, pk: int) -> Proposition | None:
+    return version.propositions.filter(pk=pk).first()
+
+
+def _editable_proposition(
+    view: Callable[[HttpRequest, ContractVersion, Proposition], HttpResponse],
+) -> Callable[..., HttpResponse]:
+    """The prologue of every proposition edit: a version I may edit, and the row, still there."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
+        version = selectors.version_for_user(user=request.user, key=key, number=number)
+        require_edit(request, version.decision_type)
+        proposition = _proposition(version, pk)
+        if proposition is None:
+            return _gone(request, version)
+        return view(request, version, proposition)
+
+    return wrapper
+
+
+def _gone(request: HttpRequest, version: ContractVersion) -> HttpResponse:
+    return changed(_render_version(request, version, status=CONFLICT, conflict=PROPOSITION_GONE))
+
+
+# --------------------------------------------------------------------------- contract editor
+
+
+@require_POST
+def proposition_add(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    require_edit(request, version.decision_type)
+    form = forms.PropositionAddForm(
+        request.POST, class_choices=_class_choices(selectors.source_classes())
+    )
+    return _edit(
+        request,
+        version,
+        form,
+        lambda data: services.proposition_add(
+            actor=request.user,
+            version=version,
+            expected_lock_version=data["lock_version"],
+            key=data["key"],
+            description=data["description"],
+            accepted_classes=data["accepted_classes"],
+            required=data["required"],
+            max_items=data["max_items"],
+        ),
+        on_invalid=lambda form: {"add_form": form},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@_editable_proposition
+def proposition_edit(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
+    if request.method == "GET":
+        form = forms.PropositionForm(
+            initial={
+                "lock_version": version.lock_version,
+                "key": proposition.key,
+                "description": proposition.description,
+                "required": proposition.required,
+                "max_items": proposition.max_items,
+            }
+        )
+        return _render_version(request, version, editing=(proposition.pk, form))
+    return _edit(
+        request,
+        version,
+        forms.PropositionForm(request.POST),
+        lambda data: services.proposition_update(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            key=data["key"],
+            description=data["description"],
+            required=data["required"],
+            max_items=data["max_items"],
+        ),
+        on_invalid=lambda form: {"editing": (proposition.pk, form)},
+    )
+
+
+@require_POST
+@_editable_proposition
+def proposition_delete(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
+    return _edit(
+        request,
+        version,
+        forms.LockForm(request.POST),
+        lambda data: services.proposition_delete(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+        ),
+    )
+
+
+@require_POST
+@_editable_proposition
+def proposition_move(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
+    return _edit(
+        request,
+        version,
+        forms.MoveForm(request.POST),
+        lambda data: services.proposition_move(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            direction=data["direction"],
+        ),
+    )
+
+
+@require_POST
+@_editable_proposition
+def accepted_class_add(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
+    form = forms.AcceptedClassForm(
+        request.POST,
+        class_choices=_class_choices(selectors.source_classes(), proposition.accepted_classes),
+    )
+    return _edit(
+        request,
+        version,
+        form,
+        lambda data: services.accepted_class_add(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            class_key=data["class_key"],
+        ),
+        on_invalid=lambda form: {"accept_form": (proposition.pk, form)},
+    )
+
+
+@require_POST
+@_editable_proposition
+def accepted_class_move(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
+    return _edit(
+        request,
+        version,
+        forms.AcceptedClassMoveForm(request.POST),
+        lambda data: services.accepted_class_move(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            class_key=data["class_key"],
+            direction=data["direction"],
+        ),
+    )
+
+
+@require_POST
+@_editable_proposition
+def accepted_class_remove(
+    request: HttpRequest, version: ContractVersion, proposition: Proposition
+) -> HttpResponse:
+    return _edit(
+        request,
+        version,
+        forms.AcceptedClassRemoveForm(request.POST),
+        lambda data: services.accepted_class_remove(
+            actor=request.user,
+            proposition=proposition,
+            expected_lock_version=data["lock_version"],
+            class_key=data["class_key"],
+        ),
+    )

@@ -1,0 +1,151 @@
+"""The suite and its runs: the index, the suite page, starting a run, the flip matrix with its
+progress, report and coverage, and a result's packet and diff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HTMX_STOP_POLLING
+
+from scenarios import selectors, services
+from workbench.forms import scenarios as forms
+
+from .scenario_common import _template
+
+# Messages tests assert on.
+RUN_QUEUED = "Run {pk} queued: {total} scenario(s) against version {number}."
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    decision_types = selectors.decision_types_with_counts(user=request.user)
+    return render(request, "scenarios/index.html", {"decision_types": decision_types})
+
+
+@require_GET
+def suite(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    runs = list(selectors.runs(decision_type=decision_type))
+    context = {
+        "decision_type": decision_type,
+        "corpora": selectors.corpora(decision_type=decision_type),
+        "scenarios": selectors.scenarios(decision_type=decision_type),
+        "runs": runs,
+        "any_active": any(run.is_active for run in runs),
+        "run_form": forms.RunForm(decision_type=decision_type),
+        "can_edit": services.can_edit(request.user, decision_type),
+        "can_run": services.can_run(request.user, decision_type),
+    }
+    return render(request, _template(request, "suite", "runs"), context)
+
+
+
+@require_POST
+def run_start(request: HttpRequest, key: str) -> HttpResponse:
+    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    if not services.can_run(request.user, decision_type):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    form = forms.RunForm(request.POST, decision_type=decision_type)
+    if not form.is_valid():
+        messages.error(request, "Choose a version to run against.")
+        return redirect("scenarios:suite", key=key)
+    version = selectors.version_for(
+        decision_type=decision_type, number=form.cleaned_data["version"]
+    )
+    scenario = None
+    if form.cleaned_data.get("scenario"):
+        scenario = selectors.scenario_for_user(
+            user=request.user, key=key, pk=form.cleaned_data["scenario"]
+        )
+    try:
+        run = services.run_start(actor=request.user, version=version, scenario=scenario)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("scenarios:suite", key=key)
+    messages.success(request, RUN_QUEUED.format(pk=run.pk, total=run.total, number=version.number))
+    return redirect("scenarios:run_detail", key=key, pk=run.pk)
+
+
+@require_GET
+def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    if run.status == run.Status.RUNNING and services.run_requeue_if_stale(run_id=run.pk):
+        # Its worker had stopped: the page shows it requeued (or failed).
+        run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    partial = request.GET.get("partial", "matrix")
+    polling = bool(request.htmx) and partial == "progress"
+    only_flips = request.GET.get("flips") == "1"
+    matrix = None if run.is_active else selectors.flip_matrix(run=run, only_flips=only_flips)
+    if matrix is not None:
+        _link_cells(matrix, key)
+    context: dict[str, Any] = {
+        "decision_type": run.decision_type,
+        "run": run,
+        "only_flips": only_flips,
+        "matrix": matrix,
+    }
+    template = _template(request, "run", "run" if polling else "matrix")
+    # A poll is answered with the whole run section, which polls again only while the run
+    # is active; once it is over, 286 also tells htmx to stop, and the result is swapped in
+    # once (a page reload per poll never finished for a large matrix).
+    status = 200 if run.is_active or not polling else HTMX_STOP_POLLING
+    return render(request, template, context, status=status)
+
+
+def _link_cells(matrix: selectors.Matrix, key: str) -> None:
+    """A base cell opens the base's packet, a variant's cell its diff against the base."""
+    run_pk = matrix.run.pk
+    packet = reverse("scenarios:result_packet", kwargs={"key": key, "run_pk": run_pk, "pk": 0})
+    diff = reverse("scenarios:result_diff", kwargs={"key": key, "run_pk": run_pk, "pk": 0})
+    # Reversed once with a placeholder: thousands of cells, one reverse() each would show.
+    packet_prefix, packet_suffix = packet.rsplit("/0/", 1)
+    diff_prefix, diff_suffix = diff.rsplit("/0/", 1)
+    for row in matrix.rows:
+        pk = row.result.pk
+        if row.is_base:
+            url = f"{packet_prefix}/{pk}/{packet_suffix}"
+        else:
+            url = f"{diff_prefix}/{pk}/{diff_suffix}"
+        for cell in row.cells:
+            cell.url = f"{url}?proposition={cell.proposition}"
+
+
+@require_GET
+def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
+    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    return JsonResponse(selectors.run_report(run=run), json_dumps_params={"indent": 2})
+
+
+@require_GET
+def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    matrix = None if run.is_active else selectors.flip_matrix(run=run)
+    context = {"decision_type": run.decision_type, "run": run, "matrix": matrix}
+    return render(request, _template(request, "coverage", "coverage"), context)
+
+
+@require_GET
+def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    context = {
+        "decision_type": result.run.decision_type,
+        "run": result.run,
+        "result": result,
+        "view": selectors.packet_view(result),
+    }
+    return render(request, _template(request, "result", "packet"), context)
+
+
+@require_GET
+def result_diff(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    diff = selectors.result_diff(result=result, focus=request.GET.get("proposition"))
+    context = {"decision_type": result.run.decision_type, "run": result.run, "diff": diff}
+    return render(request, _template(request, "diff", "diff"), context)
