@@ -15,8 +15,8 @@ REPORT_CHANGED = (
     "the scenarios moved on), so nothing was approved. Read the current report and decide again."
 )
 NO_SIGNING_KEY = (
-    "{username} has no signing key; create one on the Signing keys page "
-    "(or `python manage.py generate_signing_key {username}`) first."
+    "{username} has no signing key of their own (a key registered from a browser or a key "
+    "file, not legacy or revoked); register one on the Signing keys page first."
 )
 COMMENT_REQUIRED = "Say what needs to change."
 NOT_APPROVED = "Version {number} is {status}; only an approved version can be published."
@@ -62,10 +62,6 @@ APPROVAL_OUT_OF_DATE = "Approval out of date"
 NOT_SIGNED = (
     "An approval is signed by its reviewer: register a signing key (Signing keys page) and "
     "sign the approval statement in your browser, or with evidence-compiler sign-approval."
-)
-NO_PERSONAL_KEY = (
-    "{username} has no signing key of their own (a key registered from a browser or a key "
-    "file, not legacy or revoked); register one on the Signing keys page first."
 )
 STATEMENT_REFUSED = "The signed statement is refused: {reason}"
 STATEMENT_STALE = (

@@ -30,7 +30,7 @@ from contracts.models import ContractVersion, SigningKey
 from contracts.services import Actor
 from publishing import signing
 
-from .messages import NO_PERSONAL_KEY, NOT_SIGNED, STATEMENT_REFUSED, STATEMENT_STALE
+from .messages import NO_SIGNING_KEY, NOT_SIGNED, STATEMENT_REFUSED, STATEMENT_STALE
 
 
 def _moment(moment: dt.datetime | None = None) -> str:
@@ -41,7 +41,7 @@ def personal_key(person: Actor) -> SigningKey:
     """The key `person` signs new statements with (`ValidationError` if they have none)."""
     key = signing.signing_key(person)
     if key is None:
-        raise ValidationError(NO_PERSONAL_KEY.format(username=person.get_username()))
+        raise ValidationError(NO_SIGNING_KEY.format(username=person.get_username()))
     return key
 
 

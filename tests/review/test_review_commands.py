@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from compiler.keys import load_public_keys
-from contracts.models import AuditEvent, Bundle, ContractVersion, SigningKey
+from contracts.models import Approval, AuditEvent, Bundle, ContractVersion, SigningKey
 from publishing import signing
 
 pytestmark = pytest.mark.django_db
@@ -110,16 +110,22 @@ def test_load_demo_publishes_atlas_v1_and_drafts_v2_idempotently():
     ) == before
 
 
-def test_review_version_walks_the_flow_from_the_command_line(suite, draft, owner, reviewer, keys):
+def test_review_version_walks_the_flow_from_the_command_line(
+    suite, draft, owner, reviewer, keys, devices
+):
     key = draft.decision_type.key
 
-    def run(action, user, *extra):
+    def run(action, user, *extra, key_dir=str(devices.directory)):
         out = io.StringIO()
-        call_command("review_version", key, action, "--version", "1", "--user", user, *extra,
-                     stdout=out)  # fmt: skip
+        call_command("review_version", key, action, "--version", "1", "--user", user,
+                     "--key-dir", key_dir, *extra, stdout=out)  # fmt: skip
         return out.getvalue()
 
     assert run("submit", "olivia").endswith("version 1 is in review\n")
+    # Approving signs with the person's key file: without one nothing is approved.
+    with pytest.raises(CommandError, match="pass --key-dir DIR"):
+        run("approve", "rafael", key_dir="")
+    assert not Approval.objects.exists()
     with pytest.raises(CommandError, match="olivia: You are not allowed"):
         run("approve", "olivia")
     out = run("approve", "rafael", "--comment", "ok")

@@ -11,7 +11,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import escape
-from test_review_views import buttons, signed_in, url  # the review pages' helpers
+from test_review_views import buttons, signed_form, signed_in, url  # the review pages' helpers
 
 from contracts import services
 from contracts.models import Bundle, ContractVersion, SourceClass
@@ -192,12 +192,14 @@ def test_every_button_shown_is_an_action_allowed(approved, owner, reviewer, view
 # --------------------------------------------------------------------------- reviewer's controls
 
 
-def test_the_reviewer_approves_from_the_review_page(submitted, reviewer):
+def test_the_reviewer_approves_from_the_review_page(submitted, reviewer, devices):
     client = signed_in(reviewer)
     page = client.get(url(submitted, "version_review")).content.decode()
     assert {"approve", "request-changes"} <= buttons(page)
     shown = re.search(r'name="report_sha256" value="([0-9a-f]{64})"', page).group(1)
-    response = client.post(url(submitted, "version_approve"), {"report_sha256": shown})
+    data = signed_form(page, "approve", devices, reviewer)
+    assert data["report_sha256"] == shown
+    response = client.post(url(submitted, "version_approve"), data)
     assert response.status_code == 302
     assert fresh(submitted).status == "approved"
 
@@ -243,7 +245,7 @@ def test_a_class_relabelled_after_approval_is_not_published_unreviewed(
     assert labels[key] == "Relabelled after approval"
 
 
-def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
+def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch, devices):
     from django.db import IntegrityError
 
     from workbench.views import review as review_views
@@ -251,9 +253,10 @@ def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
     def lose(**kwargs):
         raise IntegrityError("duplicate key value violates unique constraint")
 
+    client = signed_in(owner)
+    page = client.get(url(approved, "version_review")).content.decode()
+    data = signed_form(page, "publish", devices, owner)
     monkeypatch.setattr(review, "version_publish", lose)
-    response = signed_in(owner).post(
-        url(approved, "version_publish"), {"lock_version": approved.lock_version}
-    )
+    response = client.post(url(approved, "version_publish"), data)
     assert response.status_code == 409
     assert escape(review_views.LOST_RACE) in response.content.decode()

@@ -139,6 +139,7 @@ def test_request_changes_needs_a_comment_and_voids_approvals(approved, reviewer,
 
 def test_owners_do_not_approve_or_request_changes(submitted, owner, viewer, devices):
     for person in (owner, viewer):
+        devices.ensure(person)  # a key does not make anyone a reviewer
         with pytest.raises(PermissionDenied):
             review.version_request_changes(actor=person, version=submitted, comment="no")
         with pytest.raises(PermissionDenied):
@@ -283,7 +284,7 @@ def test_a_second_reviewer_adds_a_signature(approved, owner, make_user, devices)
     services.access_grant(
         actor=owner, decision_type=approved.decision_type, user=second, role=roles.Role.REVIEWER
     )
-    approve(approved, type(second).objects.get(pk=second.pk))
+    approve(approved, type(second).objects.get(pk=second.pk), devices)
     bundle = devices.publish(actor=owner, version=approved)
     signers = [(s["signer"], s["role"]) for s in bundle.document["signatures"]]
     assert signers == [("olivia", "publisher"), ("rafael", "approver"), ("rhea", "approver")]
