@@ -77,26 +77,31 @@
     });
   }
 
+  // Delegated from the document, so forms an htmx swap brings in sign too.
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("[data-keygen-button]");
+    if (!button) { return; }
+    const form = button.closest("form[data-keygen]");
+    createKey(form).catch(function (error) { fail(form, "No key was created: " + error.message); });
+  });
+
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    const holder = form.querySelector("[data-statement]");
+    if (!holder) { return; }
+    const field = holder.querySelector("[name=signed_statement]");
+    if (field.value.trim() || form.dataset.signed) { return; }
+    event.preventDefault();
+    sign(form, holder).then(function () {
+      form.dataset.signed = "1";
+      form.submit();
+    }, function (error) { fail(form, error.message); });
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("form[data-keygen]").forEach(function (form) {
-      const button = form.querySelector("[data-keygen-button]");
-      if (!button || !window.crypto || !crypto.subtle || !window.indexedDB) { return; }
+    if (!window.crypto || !crypto.subtle || !window.indexedDB) { return; }
+    document.querySelectorAll("form[data-keygen] [data-keygen-button]").forEach(function (button) {
       button.hidden = false;
-      button.addEventListener("click", function () {
-        createKey(form).catch(function (error) { fail(form, "No key was created: " + error.message); });
-      });
-    });
-    document.querySelectorAll("[data-statement]").forEach(function (holder) {
-      const form = holder.closest("form");
-      form.addEventListener("submit", function (event) {
-        const field = holder.querySelector("[name=signed_statement]");
-        if (field.value.trim() || form.dataset.signed) { return; }
-        event.preventDefault();
-        sign(form, holder).then(function () {
-          form.dataset.signed = "1";
-          form.submit();
-        }, function (error) { fail(form, error.message); });
-      });
     });
   });
 })();
