@@ -47,11 +47,10 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 def test_keys_made_and_used_in_the_browser_sign_a_bundle_that_verifies_offline(
     live_server, new_page, sign_in, create_key_in_page, workspace, tmp_path, caplog
 ):
+    from cryptography.hazmat.primitives import serialization
     from django.apps import apps
     from django.core.management import call_command
     from playwright.sync_api import expect
-
-    from cryptography.hazmat.primitives import serialization
 
     from compiler.keys import load_private_key_file, private_key_pem
     from contracts.models import Approval, Bundle, SigningKey
