@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -305,12 +304,7 @@ class Manifest(_Frozen):
     @field_validator("published_at")
     @classmethod
     def _aware_iso_datetime(cls, value: str) -> str:
-        try:
-            moment = dt.datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"'{value}' is not an ISO 8601 date and time") from None
-        if moment.tzinfo is None:
-            raise ValueError(f"'{value}' has no UTC offset (e.g. '+00:00')")
+        aware_datetime(value)
         return value
 
     @model_validator(mode="after")
