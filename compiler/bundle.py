@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime as dt
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,7 +51,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .canonical import canonical_bytes, sha256_hex
 from .errors import InvalidInput
@@ -66,6 +73,15 @@ from .keys import (
 )
 from .loading import load_input
 from .models import CompileInput, Contract
+from .statements import (
+    ApprovalStatement,
+    PublicationStatement,
+    SignedStatement,
+    Statement,
+    aware_datetime,
+    decode_signature,
+    statement_bytes,
+)
 
 __all__ = [
     "FORMAT",
@@ -80,6 +96,7 @@ __all__ = [
     "SourceClass",
     "TrustedKey",
     "VerifiedBundle",
+    "assemble_bundle",
     "bundle_body",
     "bundle_body_hash",
     "compile_input_from_bundle",
@@ -148,6 +165,38 @@ SIGNED_WITH_ANOTHER_KEY = (
     "the {role} signature by '{signer}' is made with key {key_id}, but the manifest names key "
     "{named} for them"
 )
+STATEMENT_OTHER_CONTRACT = (
+    "statement for another contract: signatures[{index}] by '{signer}' ({role}) signs "
+    "contract sha256 {signed}, but this bundle's contract hashes to {actual}"
+)
+STATEMENT_OTHER_REPORT = (
+    "statement for another report: signatures[{index}] by '{signer}' approves impact report "
+    "{signed}, but the manifest names report {actual}"
+)
+STATEMENT_OTHER_BUNDLE = (
+    "statement for another bundle: the publication statement by '{signer}' signs bundle "
+    "{signed}, but this bundle's sha256 is {actual}"
+)
+STATEMENT_MISMATCH = (
+    "signatures[{index}] by '{signer}' ({role}): its statement {what}"
+)
+REVOKED_KEY = (
+    "revoked key: signatures[{index}] by '{signer}' ({role}, key {key_id}) is dated "
+    "{signed_at}, at or after the key was revoked ({revoked_at}); signatures made before "
+    "the revocation stay valid"
+)
+UNSTATED_SIGNATURE = (
+    "signatures[{index}] by '{signer}' ({role}, key {key_id}) carries no signed statement, "
+    "and only a legacy (workbench-held) key may sign that way"
+)
+LEGACY_SIGNATURE = (
+    "legacy signature: signatures[{index}] by '{signer}' ({role}, key {key_id}) was made "
+    "with a key the workbench held, so it proves only that the workbench recorded it"
+)
+TOO_FEW_APPROVALS = (
+    "policy: the bundle carries {count} approval(s); this verifier requires {required} "
+    "(--require-approvals)"
+)
 KEY_MAY_NOT_SIGN = (
     "not allowed: signatures[{index}] by '{signer}' ({role}, key {key_id}): the trusted key "
     "set says this key may not {action} (its roles: {roles})"
@@ -172,6 +221,9 @@ class Problem(StrEnum):
     OUTDATED = "outdated"  # an older format, without what four eyes needs
     FOUR_EYES = "four_eyes"  # an approver is the publisher or an editor, or uses their key
     NOT_ALLOWED = "not_allowed"  # the key set does not let the key publish / approve
+    STATEMENT = "statement"  # a signed statement that is not this bundle's
+    REVOKED = "revoked"  # a signature dated at or after its key's revocation
+    POLICY = "policy"  # fewer approvals than the verifier requires
 
 
 class BundleInvalid(ValueError):
@@ -232,6 +284,8 @@ class Manifest(_Frozen):
     approvers: tuple[Signatory, ...] = Field(min_length=1)
     published_at: str
     compiler_version: Name
+    report_sha256: Sha256Hex | None = None
+    """The impact report the approvers were shown; every approval statement names it."""
 
     @field_validator("approvers")
     @classmethod
@@ -250,12 +304,7 @@ class Manifest(_Frozen):
     @field_validator("published_at")
     @classmethod
     def _aware_iso_datetime(cls, value: str) -> str:
-        try:
-            moment = dt.datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(f"'{value}' is not an ISO 8601 date and time") from None
-        if moment.tzinfo is None:
-            raise ValueError(f"'{value}' has no UTC offset (e.g. '+00:00')")
+        aware_datetime(value)
         return value
 
     @model_validator(mode="after")
@@ -347,20 +396,31 @@ class BundleBody(_Frozen):
 
 
 class Signature(_Frozen):
+    """One signatory's signature. With a `statement` (approval or publication, made on the
+    person's side) it signs the statement's canonical bytes, in base64url; without one it is
+    a legacy signature over the bundle's sha256, in padded base64, made by the workbench
+    with a key it held."""
+
     signer: Name
     role: Role
     key_id: KeyId
     algorithm: Literal["ed25519"]
+    statement: Statement | None = None
     signature: str
 
     @field_validator("signature")
     @classmethod
-    def _canonical_base64(cls, value: str) -> str:
-        _decode_signature(value)
+    def _canonical_signature(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("statement") is not None:
+            decode_signature(value)
+        else:
+            _decode_signature(value)
         return value
 
     @property
     def raw(self) -> bytes:
+        if self.statement is not None:
+            return decode_signature(self.signature)
         return _decode_signature(self.signature)
 
 
@@ -376,6 +436,8 @@ class VerifiedBundle:
 
     bundle: Bundle
     document: Mapping[str, Any]
+    warnings: tuple[str, ...] = ()
+    """One line per legacy signature (made with a key the workbench held)."""
 
     @property
     def contract(self) -> Contract:
@@ -539,6 +601,45 @@ def _with_signer_keys(
     return {**body, "manifest": manifest}
 
 
+def assemble_bundle(
+    body: Mapping[str, Any],
+    publication: SignedStatement,
+    approvals: Sequence[SignedStatement],
+) -> dict[str, Any]:
+    """The complete bundle from statements signed on the people's side: the normalised body
+    (whose manifest names every signatory with their key), its `sha256`, and one signature
+    entry per statement carrying the statement. Nothing is signed here; the publication
+    statement must sign this body's sha256. Raises `BundleInvalid` for a body or a set of
+    statements `verify_bundle` would refuse (keys aside)."""
+    normal = normalise_body(body)
+    digest = bundle_body_hash(normal)
+    entries: list[dict[str, Any]] = []
+    for role, signed in [("publisher", publication)] + [("approver", a) for a in approvals]:
+        statement = signed.statement
+        entries.append(
+            {
+                "signer": statement.signer,
+                "role": role,
+                "key_id": statement.key_id,
+                "algorithm": SIGNATURE_ALGORITHM,
+                "statement": statement.model_dump(mode="json"),
+                "signature": signed.signature,
+            }
+        )
+    entries.sort(key=lambda e: (e["role"] != "publisher", e["signer"], e["key_id"]))
+    bundle = {**normal, "sha256": digest, "signatures": entries}
+    try:
+        model = Bundle.model_validate(bundle)
+    except ValidationError as exc:
+        raise _schema_error(exc, "the signatures are invalid") from None
+    _check_four_eyes(model.manifest)
+    _check_signature_set(model)
+    contract_sha256 = sha256_hex(normal["contract"])
+    for index, sig in enumerate(model.signatures):
+        _check_statement(index, sig, model, contract_sha256)
+    return bundle
+
+
 def serialize_bundle(bundle: Mapping[str, Any] | VerifiedBundle) -> bytes:
     """The file form: RFC 8785 canonical JSON of the whole bundle plus one `\\n`.
 
@@ -559,6 +660,7 @@ def verify_bundle(
     public_keys: PublicKeys,
     *,
     key_owners: Mapping[str, str] | None = None,
+    require_approvals: int = 1,
 ) -> VerifiedBundle:
     """Check a bundle and return it validated, or raise `BundleInvalid` with the reason.
 
@@ -576,12 +678,20 @@ def verify_bundle(
     is named with their key); every signature is by a trusted key, its owner's, and valid;
     one publisher signature by the manifest's publisher and one approver signature by each
     manifest approver, each with the key the manifest names, and no others; the key set
-    lets the publisher's key publish and each approval key approve; finally, for bytes,
+    lets the publisher's key publish and each approval key approve; at least
+    `require_approvals` approvals (the verifier's policy); finally, for bytes,
     that they are exactly the canonical form (so a change the JSON parser would not notice
-    still fails)."""
+    still fails).
+
+    A signature with a `statement` signs that statement, which must be the bundle's (its
+    contract sha256, the manifest's report, the bundle's sha256 for the publication) and be
+    dated before its key's `revoked_at`, if any. A signature without one (the workbench's
+    own, before statements) is accepted only from a `legacy` key; every signature by a legacy
+    key is named in `VerifiedBundle.warnings`."""
     data, parsed, model = _integrity(document)
     trusted = {kid: _trusted_key(kid, key) for kid, key in public_keys.items()}
-    message = signed_message(model.sha256)
+    contract_sha256 = sha256_hex(parsed["contract"])
+    warnings: list[str] = []
     for index, sig in enumerate(model.signatures):
         who = f"'{sig.signer}' ({sig.role}, key {sig.key_id})"
         entry = trusted.get(sig.key_id)
@@ -599,17 +709,87 @@ def verify_bundle(
                 + (f"belongs to '{owner}'" if owner else "has no known owner"),
                 Problem.WRONG_SIGNER,
             )
+        facts = {"index": index, "signer": sig.signer, "role": sig.role, "key_id": sig.key_id}
+        if sig.statement is None:
+            if not entry.legacy:
+                raise BundleInvalid(UNSTATED_SIGNATURE.format(**facts), Problem.STATEMENT)
+            message, signed_at = signed_message(model.sha256), model.manifest.published_at
+        else:
+            _check_statement(index, sig, model, contract_sha256)
+            message, signed_at = statement_bytes(sig.statement), sig.statement.signed_at
+        if entry.legacy:
+            warnings.append(LEGACY_SIGNATURE.format(**facts))
+        if entry.revoked_at is not None and aware_datetime(signed_at) >= aware_datetime(
+            entry.revoked_at
+        ):
+            raise BundleInvalid(
+                REVOKED_KEY.format(**facts, signed_at=signed_at, revoked_at=entry.revoked_at),
+                Problem.REVOKED,
+            )
         try:
             key.verify(sig.raw, message)
         except InvalidSignature:
+            signs = "its statement" if sig.statement is not None else "this bundle's sha256"
             raise BundleInvalid(
-                f"bad signature by {who}: it does not sign this bundle's sha256 {model.sha256}",
+                f"bad signature by {who}: it does not sign {signs} "
+                + (f"{model.sha256}" if sig.statement is None else "as written"),
                 Problem.BAD_SIGNATURE,
             ) from None
     _check_signature_set(model)
     _check_key_roles(model, trusted)
+    approvals = sum(1 for sig in model.signatures if sig.role == "approver")
+    if approvals < require_approvals:
+        raise BundleInvalid(
+            TOO_FEW_APPROVALS.format(count=approvals, required=require_approvals), Problem.POLICY
+        )
     _check_file_form(data, parsed)
-    return VerifiedBundle(bundle=model, document=parsed)
+    return VerifiedBundle(bundle=model, document=parsed, warnings=tuple(warnings))
+
+
+def _check_statement(index: int, sig: Signature, model: Bundle, contract_sha256: str) -> None:
+    """A signature's statement is this bundle's: by the entry's signer with its key, of the
+    kind its role makes, for the manifest's type and version, the bundle's contract, and the
+    manifest's report (approval) or the bundle's sha256 (publication)."""
+    statement, manifest = sig.statement, model.manifest
+    assert statement is not None
+    facts = {"index": index, "signer": sig.signer, "role": sig.role}
+    kind = "publication" if sig.role == "publisher" else "approval"
+    for what, ok in (
+        (f"is by '{statement.signer}', not the entry's signer", statement.signer == sig.signer),
+        (f"names key {statement.key_id}, not {sig.key_id}", statement.key_id == sig.key_id),
+        (f"is a {statement.kind} statement, not an {kind}", statement.kind == kind),
+        (
+            f"is for {statement.decision_type} version {statement.version}, not "
+            f"{manifest.decision_type} version {manifest.version}",
+            (statement.decision_type, statement.version)
+            == (manifest.decision_type, manifest.version),
+        ),
+    ):
+        if not ok:
+            raise BundleInvalid(STATEMENT_MISMATCH.format(**facts, what=what), Problem.STATEMENT)
+    if statement.contract_sha256 != contract_sha256:
+        raise BundleInvalid(
+            STATEMENT_OTHER_CONTRACT.format(
+                **facts, signed=statement.contract_sha256, actual=contract_sha256
+            ),
+            Problem.STATEMENT,
+        )
+    if isinstance(statement, ApprovalStatement) and statement.report_sha256 != (
+        manifest.report_sha256
+    ):
+        raise BundleInvalid(
+            STATEMENT_OTHER_REPORT.format(
+                **facts, signed=statement.report_sha256, actual=manifest.report_sha256 or "none"
+            ),
+            Problem.STATEMENT,
+        )
+    if isinstance(statement, PublicationStatement) and statement.bundle_sha256 != model.sha256:
+        raise BundleInvalid(
+            STATEMENT_OTHER_BUNDLE.format(
+                signer=sig.signer, signed=statement.bundle_sha256, actual=model.sha256
+            ),
+            Problem.STATEMENT,
+        )
 
 
 def inspect_bundle(document: bytes | bytearray | str | Mapping[str, Any]) -> Bundle:

@@ -90,13 +90,28 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify-bundle", help="check a bundle's hash and signatures")
     verify.add_argument("bundle")
     verify.add_argument("--public-key", required=True, help="a key file or a directory of keys")
+    _policy_option(verify)
     verify.set_defaults(handler=_verify_bundle)
+
+    keygen = commands.add_parser("keygen", help="create a signing key file on this machine")
+    keygen.add_argument("name", help="the key files' name, e.g. your username")
+    keygen.add_argument("--out", required=True, help="the directory for NAME.key, NAME.pub.pem")
+    keygen.set_defaults(handler=_keygen)
+
+    sign = commands.add_parser(
+        "sign-approval", help="sign an approval (or publication) statement with a key file"
+    )
+    sign.add_argument("statement", help="the statement JSON the workbench shows, or -")
+    sign.add_argument("--key", required=True, help="your private key file (keygen)")
+    sign.add_argument("--out", help="write the signed statement here (default: stdout)")
+    sign.set_defaults(handler=_sign_approval)
 
     pull = commands.add_parser("pull", help="fetch, verify and store the latest bundle")
     pull.add_argument("url", help="the bundle's URL (https, or http on a loopback address)")
     pull.add_argument("--token-file", required=True, help="a file holding the bearer token")
     pull.add_argument("--public-key", required=True, help="the pinned key set to verify with")
     pull.add_argument("--out", required=True, help="the directory holding bundle.json")
+    _policy_option(pull)
     pull.set_defaults(handler=_pull)
 
     test = commands.add_parser("test", help="run a test directory's or a bundle's scenarios")
@@ -106,6 +121,16 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--public-key", help="verify a bundle with this key set first")
     test.set_defaults(handler=_test)
     return parser
+
+
+def _policy_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--require-approvals",
+        type=int,
+        default=1,
+        metavar="N",
+        help="refuse a bundle with fewer than N valid approvals (default 1)",
+    )
 
 
 def _read_bytes(path: str) -> bytes:
@@ -279,7 +304,8 @@ def _pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .pull import pull
 
     return pull(args.url, token_file=args.token_file, public_key=args.public_key,
-                out=args.out, stdout=out, stderr=err)  # fmt: skip
+                out=args.out, stdout=out, stderr=err,
+                require_approvals=args.require_approvals)  # fmt: skip
 
 
 def _test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -307,10 +333,16 @@ def _verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .bundle import BundleInvalid, load_public_keys, verify_bundle
 
     try:
-        bundle = verify_bundle(Path(args.bundle).read_bytes(), load_public_keys(args.public_key))
+        bundle = verify_bundle(
+            Path(args.bundle).read_bytes(),
+            load_public_keys(args.public_key),
+            require_approvals=args.require_approvals,
+        )
     except (BundleInvalid, OSError, ValueError) as exc:
         print(f"invalid: {exc}", file=err)
         return EXIT_REFUSED
+    for warning in bundle.warnings:
+        print(f"warning: {warning}", file=err)
     manifest = bundle.manifest
     approvers = ", ".join(f"'{name}'" for name in manifest.approver_names)
     print(
@@ -318,4 +350,44 @@ def _verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"published by '{manifest.publisher.person}', approved by {approvers}",
         file=out,
     )
+    return EXIT_OK
+
+
+def _keygen(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .keys import KeyLoadError, key_id, load_private_key_file, write_key_files
+
+    try:
+        private_path, public_path = write_key_files(args.out, args.name)
+    except KeyLoadError as exc:
+        raise InvalidInput([{"loc": ["--out"], "msg": str(exc)}]) from None
+    kid = key_id(load_private_key_file(private_path))
+    print(
+        f"key {kid}: private key {private_path} (keep it; it never leaves this machine), "
+        f"public key {public_path} (register it on the workbench's Signing keys page)",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def _sign_approval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
+    from .keys import KeyLoadError, load_private_key_file
+    from .statements import StatementInvalid, sign_as
+
+    try:
+        key = load_private_key_file(args.key)
+    except KeyLoadError as exc:
+        raise InvalidInput([{"loc": ["--key"], "msg": str(exc)}]) from None
+    statement = _read_json(args.statement)
+    try:
+        # The CLI may read the clock: signed_at is the signer's own date.
+        signed = sign_as(statement, key, signed_at=dt.datetime.now(dt.UTC))
+    except StatementInvalid as exc:
+        raise InvalidInput([{"loc": ["statement"], "msg": str(exc)}]) from None
+    text = _dumps(signed.to_json())
+    if args.out:
+        _write_file(args.out, "--out", text.encode("utf-8"))
+    else:
+        out.write(text)
     return EXIT_OK

@@ -25,6 +25,7 @@ SubjectPublicKeyInfo (`-----BEGIN PUBLIC KEY-----`). `load_public_keys` also acc
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -52,6 +53,11 @@ and other tools)."""
 KEY_ROLES = ("publish", "approve")
 """What a trusted key may sign as: `publish` for a bundle's publisher signature, `approve` for
 an approver signature."""
+KEY_ORIGINS = ("browser", "cli", "legacy")
+"""Where a key's private half lives: generated in the person's browser (WebCrypto, never
+extractable), with `evidence-compiler keygen` on their own machine, or `legacy`: generated and
+held by the workbench before signatures were made on the person's side. A legacy key proves
+only what the workbench recorded; the verifier warns about every signature made with one."""
 
 _PEM_BLOCK = re.compile(rb"-----BEGIN ([A-Z0-9 ]+)-----\r?\n.*?-----END \1-----", re.DOTALL)
 
@@ -70,6 +76,14 @@ class TrustedKey:
     public_key: Ed25519PublicKey
     person: str | None = None
     roles: frozenset[str] = frozenset()
+    origin: str = "legacy"
+    revoked_at: str | None = None
+    """ISO 8601 with offset: statements signed at or after it are refused, earlier ones stay
+    valid with their date."""
+
+    @property
+    def legacy(self) -> bool:
+        return self.origin == "legacy"
 
     @property
     def key_id(self) -> str:
@@ -237,7 +251,8 @@ def load_public_keys(path: str | Path) -> dict[str, TrustedKey]:
 
 def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
     """A key set file: `{"format", "keys": [{"key_id", "person", "roles", "retired",
-    "public_key"}]}` with the keys in the given order, roles in `KEY_ROLES` order."""
+    "origin", "revoked_at", "public_key"}]}` with the keys in the given order, roles in
+    `KEY_ROLES` order (an entry without `origin` is `legacy`)."""
     keys = []
     for entry in entries:
         public = load_public_key(entry["public_key"])
@@ -247,6 +262,8 @@ def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
                 "person": entry["person"],
                 "roles": [r for r in KEY_ROLES if r in set(entry["roles"])],
                 "retired": bool(entry.get("retired", False)),
+                "origin": entry.get("origin") or "legacy",
+                "revoked_at": entry.get("revoked_at"),
                 "public_key": public_key_pem(public).decode("ascii"),
             }
         )
@@ -254,7 +271,7 @@ def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-_KEY_ENTRY_MEMBERS = {"key_id", "person", "roles", "retired", "public_key"}
+_KEY_ENTRY_MEMBERS = {"key_id", "person", "roles", "retired", "origin", "revoked_at", "public_key"}
 
 
 def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
@@ -279,14 +296,26 @@ def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
             raise KeyLoadError(f"{where}.person: the key's owner is required")
         if not isinstance(roles, list) or not set(roles) <= set(KEY_ROLES):
             raise KeyLoadError(f"{where}.roles: a list of {', '.join(KEY_ROLES)} (or empty)")
+        origin, revoked_at = entry.get("origin", "legacy"), entry.get("revoked_at")
+        if origin not in KEY_ORIGINS:
+            raise KeyLoadError(f"{where}.origin: one of {', '.join(KEY_ORIGINS)}")
+        if revoked_at is not None and not _aware_iso(revoked_at):
+            raise KeyLoadError(f"{where}.revoked_at: an ISO 8601 date-time with a UTC offset")
         public = load_public_key(str(entry.get("public_key", "")))
         if entry.get("key_id") != key_id(public):
             raise KeyLoadError(
                 f"{where}.key_id: {entry.get('key_id')!r} is not the id of its public key "
                 f"({key_id(public)})"
             )
-        found[key_id(public)] = TrustedKey(public, person, frozenset(roles))
+        found[key_id(public)] = TrustedKey(public, person, frozenset(roles), origin, revoked_at)
     return found
+
+
+def _aware_iso(value: object) -> bool:
+    try:
+        return isinstance(value, str) and dt.datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
 
 
 # --------------------------------------------------------------------------- generation (random)
@@ -300,3 +329,49 @@ def generate_key_pair(password: bytes | None = None) -> tuple[bytes, bytes]:
     management command; nothing in bundle building, signing or verifying calls it."""
     private = Ed25519PrivateKey.generate()
     return private_key_pem(private, password), public_key_pem(private)
+
+
+# --------------------------------------------------------------------------- key files (IO, random)
+
+PRIVATE_KEY_SUFFIX = ".key"
+PUBLIC_KEY_SUFFIX = ".pub.pem"
+
+
+def write_key_files(
+    directory: str | Path, name: str, password: bytes | None = None
+) -> tuple[Path, Path]:
+    """`evidence-compiler keygen`: a fresh key pair as `DIR/NAME.key` (PKCS#8, readable by its
+    owner only) and `DIR/NAME.pub.pem`, the public key to register with the workbench. An
+    existing key file is never overwritten (`KeyLoadError`)."""
+    import os
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._@+-]*", name):
+        raise KeyLoadError(f"'{name}' is not a usable key file name (letters, digits, ._@+-)")
+    root = Path(directory)
+    private_path = root / f"{name}{PRIVATE_KEY_SUFFIX}"
+    public_path = root / f"{name}{PUBLIC_KEY_SUFFIX}"
+    for path in (private_path, public_path):
+        if path.exists():
+            raise KeyLoadError(f"{path}: already exists; keygen never overwrites a key")
+    private_pem, public_pem = generate_key_pair(password)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        handle = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(private_pem)
+        public_path.write_bytes(public_pem)
+    except OSError as exc:
+        raise KeyLoadError(f"{root}: cannot write the key files ({exc.strerror})") from None
+    return private_path, public_path
+
+
+def load_private_key_file(path: str | Path, password: bytes | None = None) -> Ed25519PrivateKey:
+    """The private key of a key file `keygen` wrote (`KeyLoadError` naming the file)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise KeyLoadError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        return load_private_key(data, password)
+    except KeyLoadError as exc:
+        raise KeyLoadError(f"{path}: {exc}") from None

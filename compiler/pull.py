@@ -70,8 +70,10 @@ def pull(
     stdout: TextIO,
     stderr: TextIO,
     timeout: float = TIMEOUT_SECONDS,
+    require_approvals: int = 1,
 ) -> int:
-    """Run one pull and return the exit code, printing one line of outcome."""
+    """Run one pull and return the exit code, printing one line of outcome (and a warning
+    per legacy signature). `require_approvals` is the policy `verify-bundle` applies too."""
     directory = Path(out)
     current = directory / BUNDLE_FILE
     try:
@@ -96,13 +98,15 @@ def pull(
             _store_etag(directory, response.etag)
             print("unchanged: the served bundle is the local one", file=stdout)
             return EXIT_OK
-        bundle = _verified(response.body, keys, previous)
+        bundle = _verified(response.body, keys, previous, require_approvals)
         _replace(current, response.body)
         _store_etag(directory, response.etag)
     except PullFailed as exc:
         kept = "kept the previous bundle" if previous is not None else "no bundle stored yet"
         print(f"pull failed: {exc}; {kept} ({current})", file=stderr)
         return EXIT_FAILED
+    for warning in bundle.warnings:
+        print(f"warning: {warning}", file=stderr)
     manifest = bundle.manifest
     print(
         f"updated: {manifest.decision_type} version {manifest.version}, sha256 {bundle.sha256}"
@@ -187,9 +191,11 @@ def _get(url: str, token: str, etag: str | None, timeout: float) -> Response:
     return Response(status, body, tag)
 
 
-def _verified(body: bytes, keys: dict, previous: bytes | None) -> VerifiedBundle:
+def _verified(
+    body: bytes, keys: dict, previous: bytes | None, require_approvals: int = 1
+) -> VerifiedBundle:
     try:
-        bundle = verify_bundle(body, keys)
+        bundle = verify_bundle(body, keys, require_approvals=require_approvals)
     except BundleInvalid as exc:
         raise PullFailed(f"the served bundle does not verify: {exc}") from None
     if previous is not None:

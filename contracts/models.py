@@ -543,6 +543,8 @@ class AuditAction(models.TextChoices):
     BUNDLE_IMPORTED = "bundle.imported", "Bundle imported"
     SIGNING_KEY_CREATED = "signing_key.created", "Signing key created"
     VIOLATION_JUSTIFIED = "violation.justified", "Violation justified"
+    SIGNING_KEY_REGISTERED = "signing_key.registered", "Signing key registered"
+    SIGNING_KEY_REVOKED = "signing_key.revoked", "Signing key revoked"
 
 
 # Changes to a version's content: whoever made one of these may not approve the version.
@@ -710,6 +712,10 @@ class Approval(models.Model):
     acknowledged_widenings = models.JSONField(default=list, blank=True)
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)
+    # The approval statement the reviewer signed on their side (`compiler.statements`) and
+    # its signature; empty for approvals recorded before statements, which cannot publish.
+    statement = models.JSONField(null=True, blank=True)
+    signature = models.CharField(max_length=100, blank=True)
 
     objects = ApprovalQuerySet.as_manager()
 
@@ -760,17 +766,27 @@ class ViolationJustification(models.Model):
 
 
 class SigningKey(models.Model):
-    """One person's Ed25519 key pair. The private key is stored encrypted (`publishing.signing`);
-    retired keys are kept so the bundles they signed still verify."""
+    """One person's Ed25519 public key. Its private half lives with the person (their
+    browser, or a key file) and never reaches the workbench; only `legacy` keys, generated
+    by the workbench before that, kept theirs here, encrypted (`publishing.signing`), and
+    nothing signs with them any more. Retired (rotated) and revoked keys are kept so the
+    bundles they signed still verify; a revoked key's later statements are invalid."""
+
+    class Origin(models.TextChoices):
+        BROWSER = "browser", "Browser (WebCrypto)"
+        CLI = "cli", "Key file (evidence-compiler keygen)"
+        LEGACY = "legacy", "Legacy (held by the workbench)"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signing_keys"
     )
     key_id = models.CharField(max_length=16, unique=True)
     public_key_pem = models.TextField()
-    private_key_encrypted = models.TextField()
+    private_key_encrypted = models.TextField(blank=True, default="")
+    origin = models.CharField(max_length=10, choices=Origin.choices)
     created_at = models.DateTimeField(auto_now_add=True)
     retired_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["user__username", "-created_at"]

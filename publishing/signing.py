@@ -1,23 +1,25 @@
-"""People's Ed25519 signing keys: generation, encryption at rest, and the trusted key set.
+"""People's Ed25519 public signing keys: registering, rotating and revoking them, and the
+trusted key set.
 
-The private key is kept as its PKCS#8 PEM encrypted with Fernet (AES-128-CBC + HMAC-SHA256)
-under a key derived with HKDF-SHA256 from `settings.SIGNING_KEY_SECRET` (falling back to
-`SECRET_KEY`). `SECRET_KEY_FALLBACKS` (or `SIGNING_KEY_SECRET_FALLBACKS`) are tried when
-decrypting, so the secret can be rotated like Django's own: add the old one as a fallback,
-then `signing_key_reencrypt()`.
+A person's private key never reaches the workbench: it is generated in their browser
+(WebCrypto, non-extractable, in IndexedDB; `static/workbench/signing.js`) or with
+`evidence-compiler keygen` on their own machine, and they register the public half here. Every
+approval and publication is a statement signed on their side (`compiler.statements`); the
+workbench checks the signature against the registered key and stores it, and publishing only
+assembles the bundle from those statements. So holding the database and the secret does not
+let anyone sign as a reviewer (docs/bundles.md, "Trust model").
 
-What this protects against, and what not (docs/review.md says more): a copy of the database
-alone (a backup, a dump) does not reveal anyone's private key. Anyone holding both the
-database and the secret — i.e. whoever runs the workbench — can sign as any person. The
-workbench is a custodian of its users' keys: a signature by a reviewer means "the workbench
-recorded this person's approval of exactly this content", not "this person's own device
-signed it". Losing the secret makes every stored private key unusable (existing bundles still
-verify: public keys are stored in clear).
+Keys made before that are `legacy`: the workbench generated them and kept the private key,
+encrypted with Fernet under a key derived with HKDF-SHA256 from `settings.SIGNING_KEY_SECRET`
+(falling back to `SECRET_KEY`). Bundles they signed still verify, with a warning naming the
+legacy signatures; nothing signs with them any more, and no new approval can name one.
+`signing_key_reencrypt()` still re-encrypts them after a secret rotation.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,18 +34,22 @@ from django.db import transaction
 from django.utils import timezone
 
 from compiler.keys import (
+    KeyLoadError,
     TrustedKey,
-    generate_key_pair,
     key_id,
     load_private_key,
     load_public_key,
+    public_key_pem,
 )
 from contracts import roles
 from contracts.models import AuditAction, DecisionType, SigningKey
 from contracts.services import NOT_ALLOWED, Actor, audit_record
 
 # Messages tests assert on.
-KEY_EXISTS = "{username} already has signing key {key_id}; pass --rotate to replace it."
+KEY_ORIGIN = "A key is registered from the browser or from a key file (evidence-compiler keygen)."
+KEY_UNUSABLE = "This is not an Ed25519 public key:"
+KEY_REGISTERED = "Key {key_id} is already registered."
+KEY_ALREADY_REVOKED = "Key {key_id} is already revoked."
 KEY_UNREADABLE = (
     "The private key {key_id} cannot be decrypted with this workbench's secret "
     "(SIGNING_KEY_SECRET / SECRET_KEY changed?); generate a new key with --rotate."
@@ -97,44 +103,60 @@ def _may_manage_keys(actor: Actor | None, user: AbstractBaseUser) -> bool:
 
 
 @transaction.atomic
-def signing_key_generate(
-    *, actor: Actor | None, user: AbstractBaseUser, rotate: bool = False
+def signing_key_register(
+    *, actor: Actor | None, user: AbstractBaseUser, public_key: str | bytes, origin: str
 ) -> SigningKey:
-    """A new key pair for `user`. With `rotate`, their current key is retired (kept, so
-    the bundles it signed still verify); without it, having a key already is an error."""
+    """Register `user`'s public key (PEM or OpenSSH) made in their browser or with keygen.
+    A current key is rotated out (retired, kept so what it signed still verifies)."""
     if not _may_manage_keys(actor, user):
         raise PermissionDenied(NOT_ALLOWED)
+    if origin not in (SigningKey.Origin.BROWSER, SigningKey.Origin.CLI):
+        raise ValidationError({"origin": KEY_ORIGIN})
+    try:
+        public = load_public_key(public_key)
+    except KeyLoadError as exc:
+        raise ValidationError({"public_key": f"{KEY_UNUSABLE} {exc}"}) from None
+    kid = key_id(public)
+    if SigningKey.objects.filter(key_id=kid).exists():
+        raise ValidationError({"public_key": KEY_REGISTERED.format(key_id=kid)})
     current = SigningKey.objects.select_for_update().filter(user=user, retired_at__isnull=True)
     existing = current.first()
-    if existing is not None and not rotate:
-        raise ValidationError(
-            KEY_EXISTS.format(username=user.get_username(), key_id=existing.key_id)
-        )
     if existing is not None:
-        existing_id = existing.key_id
         SigningKey.objects.filter(pk=existing.pk).update(retired_at=timezone.now())
-    else:
-        existing_id = None
-    private_pem, public_pem = generate_key_pair()
     signing_key = SigningKey.objects.create(
-        user=user,
-        key_id=key_id(load_public_key(public_pem)),
-        public_key_pem=public_pem.decode("ascii"),
-        private_key_encrypted=encrypt_private_key(private_pem),
+        user=user, key_id=kid, public_key_pem=public_key_pem(public).decode("ascii"), origin=origin
     )
+    retired = existing.key_id if existing else None
     audit_record(
-        actor=actor if actor is not None else None,
-        action=AuditAction.SIGNING_KEY_CREATED,
-        summary=f"Created signing key {signing_key.key_id} for {user.get_username()}"
-        + (f" (retired {existing_id})" if existing_id else ""),
-        changes={"user": user.get_username(), "key_id": signing_key.key_id, "retired": existing_id},
+        actor=actor,
+        action=AuditAction.SIGNING_KEY_REGISTERED,
+        summary=f"Registered signing key {kid} ({origin}) for {user.get_username()}"
+        + (f", rotating out {retired}" if retired else ""),
+        changes={"user": user.get_username(), "key_id": kid, "origin": origin, "retired": retired},
     )
     return signing_key
 
 
-def signing_key_ensure(*, user: AbstractBaseUser) -> SigningKey:
-    """The user's active key, created if they have none (the demo's idempotent set-up)."""
-    return active_key(user) or signing_key_generate(actor=None, user=user)
+@transaction.atomic
+def signing_key_revoke(*, actor: Actor | None, signing_key: SigningKey) -> SigningKey:
+    """Revoke a key (lost, or suspected to be used by someone else): statements it signs
+    from now on are invalid, those signed earlier stay valid with their date."""
+    locked = SigningKey.objects.select_for_update().get(pk=signing_key.pk)
+    if not _may_manage_keys(actor, locked.user):
+        raise PermissionDenied(NOT_ALLOWED)
+    if locked.revoked_at is not None:
+        raise ValidationError(KEY_ALREADY_REVOKED.format(key_id=locked.key_id))
+    now = timezone.now().replace(microsecond=0)
+    locked.revoked_at = now
+    locked.retired_at = locked.retired_at or now
+    locked.save(update_fields=["revoked_at", "retired_at"])
+    audit_record(
+        actor=actor,
+        action=AuditAction.SIGNING_KEY_REVOKED,
+        summary=f"Revoked signing key {locked.key_id} of {locked.user.get_username()}",
+        changes={"user": locked.user.get_username(), "key_id": locked.key_id},
+    )
+    return locked
 
 
 @transaction.atomic
@@ -154,6 +176,19 @@ def signing_key_reencrypt() -> int:
 
 def active_key(user: AbstractBaseUser) -> SigningKey | None:
     return SigningKey.objects.filter(user=user, retired_at__isnull=True).first()
+
+
+def signing_key(user: AbstractBaseUser) -> SigningKey | None:
+    """The key a new statement by `user` must be signed with: their active key, unless it is
+    legacy (held by the workbench) or revoked."""
+    key = active_key(user)
+    if key is None or key.origin == SigningKey.Origin.LEGACY or key.revoked_at is not None:
+        return None
+    return key
+
+
+def key_by_id(kid: str) -> SigningKey | None:
+    return SigningKey.objects.select_related("user").filter(key_id=kid).first()
 
 
 def all_keys() -> Iterable[SigningKey]:
@@ -199,6 +234,8 @@ def key_set_entries() -> list[dict[str, Any]]:
                 "person": key.user.get_username(),
                 "roles": roles_of[key.user_id],
                 "retired": not key.is_active,
+                "origin": key.origin,
+                "revoked_at": _iso(key.revoked_at),
                 "public_key": key.public_key_pem,
             }
         )
@@ -212,8 +249,14 @@ def trusted_public_keys() -> dict[str, TrustedKey]:
     trusted: dict[str, TrustedKey] = {}
     for entry in key_set_entries():
         public = load_public_key(entry["public_key"])
-        trusted[key_id(public)] = TrustedKey(public, entry["person"], frozenset(entry["roles"]))
+        trusted[key_id(public)] = TrustedKey(
+            public, entry["person"], frozenset(entry["roles"]), entry["origin"], entry["revoked_at"]
+        )
     return trusted
+
+
+def _iso(moment: dt.datetime | None) -> str | None:
+    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat() if moment else None
 
 
 def key_owners() -> dict[str, str]:

@@ -36,6 +36,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # --------------------------------------------------------------------------- people
 
 
+@pytest.fixture(autouse=True)
+def _demo_keys_outside_the_checkout(settings, tmp_path_factory):
+    """The demo's key files (load_demo) go to the test session's temporary folder, not to
+    the checkout's var/demo-keys."""
+    settings.DEMO_KEYS_DIR = str(tmp_path_factory.getbasetemp() / "demo-keys")
+
+
 @pytest.fixture
 def make_user(db):
     from django.contrib.auth import get_user_model

@@ -56,6 +56,7 @@ urlpatterns = [
     ),
     path("signing-keys/", key_views.signing_keys, name="signing_keys"),
     path("signing-keys/new/", key_views.signing_key_create, name="signing_key_create"),
+    path("signing-keys/revoke/", key_views.signing_key_revoke, name="signing_key_revoke"),
     path(
         "types/<str:key>/versions/",
         version_views.decision_type_versions,

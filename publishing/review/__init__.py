@@ -11,7 +11,8 @@
 * `steps` — what every transition does first: lock the rows, check the person, their page's
   lock version and the action's rule; close a review;
 * `transitions` — submit, withdraw, approve, request changes, retire (one function each);
-* `publish` — publishing: check, lock, build, sign, store;
+* `publish` — publishing: check, lock, build, check the publisher's statement, assemble, store;
+* `statements` — the statements people sign on their side, and checking what they signed;
 * `bundles` — the bundle's body and stored bytes; `catalogue` — the catalogue entries it
   carries and their hash; `importing` — verifying and recording a bundle from elsewhere;
 * `selectors` — who edited a version, which approvals count, the status and warnings shown;
@@ -82,16 +83,22 @@ from .messages import (
     NOT_A_VIOLATION,
     NOT_APPROVED,
     NOT_IN_REVIEW,
+    NOT_SIGNED,
     OWN_VERSION,
     REPORT_CHANGED,
     REPORT_CHANGED_SINCE_APPROVAL,
+    STATEMENT_REFUSED,
+    STATEMENT_STALE,
     UNJUSTIFIED_VIOLATIONS,
     UNKNOWN_SIGNER,
+    UNSIGNED_APPROVAL,
     VERSION_EXISTS,
     WIDENINGS_NOT_ACKNOWLEDGED,
     WRONG_PARENT,
 )
 from .publish import (
+    PublicationDraft,
+    publication_draft,
     version_publish,
 )
 from .selectors import (
@@ -105,6 +112,13 @@ from .selectors import (
     standing_approvals,
     version_approvals,
     version_bundle,
+)
+from .statements import (
+    approval_statement,
+    checked_statement,
+    personal_key,
+    publication_statement,
+    statement_base64,
 )
 from .transitions import (
     version_approve,
@@ -144,6 +158,17 @@ __all__ = [
     "NO_BUNDLE",
     "NO_SCENARIO",
     "NO_SIGNING_KEY",
+    "NOT_SIGNED",
+    "STATEMENT_REFUSED",
+    "STATEMENT_STALE",
+    "UNSIGNED_APPROVAL",
+    "PublicationDraft",
+    "approval_statement",
+    "checked_statement",
+    "personal_key",
+    "publication_draft",
+    "publication_statement",
+    "statement_base64",
     "NO_STANDING_APPROVAL",
     "OWN_VERSION",
     "PUBLISH",

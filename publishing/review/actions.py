@@ -112,7 +112,7 @@ class Facts:
 
     def missing_key(self, *people: Any) -> str:
         for person in people:
-            if signing.active_key(person) is None:
+            if signing.signing_key(person) is None:  # none, legacy or revoked
                 return NO_SIGNING_KEY.format(username=person.get_username())
         return ""
 

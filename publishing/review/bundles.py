@@ -4,7 +4,7 @@ The format is docs/bundles.md; `publish.py` signs and stores it, `importing.py` 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -32,12 +32,21 @@ def bundle_body(
     approvers: Iterable[str],
     published_at: dt.datetime,
     parent_sha256: str | None,
+    key_ids: Mapping[str, str] | None = None,
+    report_sha256: str | None = None,
 ) -> dict[str, Any]:
     """Everything a bundle's hash covers, built from the version's frozen contract, the
     source classes it accepts and the decision type's scenarios with their expectations.
-    The manifest names the publisher and approvers (`sign_bundle` adds the key each signs
-    with) and every editor (`authors`) with their active key, if any."""
+    The manifest names the publisher and approvers with the key each signs with
+    (`key_ids`, person -> key id: the keys of their signed statements), every editor
+    (`authors`) with their active key, if any, and the impact report the approvals name."""
     contract = compiled_contract(version).model_dump(mode="json")
+    ids = key_ids or {}
+
+    def signatory(person: str) -> dict[str, str]:
+        return {"person": person, "key_id": ids[person]} if person in ids else {"person": person}
+
+    manifest_report = {"report_sha256": report_sha256} if report_sha256 else {}
     return {
         "format": FORMAT,
         "manifest": {
@@ -45,11 +54,12 @@ def bundle_body(
             "version": str(version.number),
             "parent_sha256": parent_sha256,
             "author": version.created_by.get_username(),
-            "publisher": {"person": publisher},
+            "publisher": signatory(publisher),
             "editors": _editors(version),
-            "approvers": [{"person": name} for name in sorted(approvers)],
+            "approvers": [signatory(name) for name in sorted(approvers)],
             "published_at": _manifest_time(published_at),
             "compiler_version": COMPILER_VERSION,
+            **manifest_report,
         },
         "contract": contract,
         "source_classes": bundle_source_classes(contract),

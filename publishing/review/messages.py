@@ -15,8 +15,8 @@ REPORT_CHANGED = (
     "the scenarios moved on), so nothing was approved. Read the current report and decide again."
 )
 NO_SIGNING_KEY = (
-    "{username} has no signing key; create one on the Signing keys page "
-    "(or `python manage.py generate_signing_key {username}`) first."
+    "{username} has no signing key of their own (a key registered from a browser or a key "
+    "file, not legacy or revoked); register one on the Signing keys page first."
 )
 COMMENT_REQUIRED = "Say what needs to change."
 NOT_APPROVED = "Version {number} is {status}; only an approved version can be published."
@@ -76,4 +76,17 @@ JUSTIFICATION_REQUIRED = "Say why this violation is acceptable."
 CANNOT_JUSTIFY = (
     "Version {number} is {status}; justifications are recorded on a draft (or one sent back), "
     "before it is submitted."
+)
+NOT_SIGNED = (
+    "An approval is signed by its reviewer: register a signing key (Signing keys page) and "
+    "sign the approval statement in your browser, or with evidence-compiler sign-approval."
+)
+STATEMENT_REFUSED = "The signed statement is refused: {reason}"
+STATEMENT_STALE = (
+    "The signed statement is not for version {number} as it is now ({what}); reload the page "
+    "and sign again."
+)
+UNSIGNED_APPROVAL = (
+    "{username}'s approval of version {number} was recorded before approvals were signed by "
+    "their reviewers; it cannot go into a bundle. Ask them to approve again."
 )

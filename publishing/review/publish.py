@@ -1,4 +1,7 @@
-"""Publishing an approved version: check, lock, build, sign, store.
+"""Publishing an approved version: check, lock, build, check the publisher's signed
+statement, assemble, store. Nothing is signed here: the approvals are the statements their
+reviewers signed, and the publisher signs the publication statement (`publication_draft`
+renders it) over the body's sha256 on their side.
 
 `steps.lock` takes the decision type's row first, so publishes of one type run one after the
 other; the bundle chain's constraints (one first bundle per type, one child per bundle) would
@@ -7,26 +10,62 @@ refuse a fork even without the lock."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from compiler.bundle import serialize_bundle, sign_bundle, verify_bundle
+from compiler.bundle import (
+    assemble_bundle,
+    bundle_body_hash,
+    normalise_body,
+    serialize_bundle,
+    verify_bundle,
+)
+from compiler.statements import PublicationStatement, SignedStatement
 from contracts.models import Approval, AuditAction, Bundle, ContractVersion, DecisionType, Review
 from contracts.services import Actor, audit_record
 from publishing import signing
 
 from .actions import PUBLISH
 from .bundles import bundle_body
-from .messages import APPROVER_IS_EDITOR, APPROVER_IS_PUBLISHER, NO_SIGNING_KEY
+from .messages import APPROVER_IS_EDITOR, APPROVER_IS_PUBLISHER, UNSIGNED_APPROVAL
 from .selectors import authors, standing_approvals
+from .statements import checked_statement, personal_key, publication_statement, stored_statement
 from .steps import check_person, close_review, lock, require_action
 
 Status = ContractVersion.Status
-# (person, role, private key), in the order `sign_bundle` signs.
-Signer = tuple[str, str, Any]
+
+
+@dataclass(frozen=True)
+class PublicationDraft:
+    """What the publisher is asked to sign: the statement over the body built at
+    `published_at` (the publish form sends `published_at` back, so the same body is built)."""
+
+    statement: PublicationStatement
+    published_at: dt.datetime
+    bundle_sha256: str
+
+
+@transaction.atomic
+def publication_draft(
+    *,
+    actor: Actor,
+    version: ContractVersion,
+    published_at: dt.datetime | None = None,
+    expected_lock_version: int | None = None,
+) -> PublicationDraft:
+    """The publication statement `actor` would sign to publish `version` now (the same
+    checks as publishing; nothing is written)."""
+    locked = lock(version)
+    approvals = _check(actor, locked, expected_lock_version)
+    moment = _moment(published_at)
+    body = _body(locked, actor, approvals, _parent(locked), moment)
+    digest = bundle_body_hash(body)
+    statement = publication_statement(actor, locked, digest)
+    return PublicationDraft(statement=statement, published_at=moment, bundle_sha256=digest)
 
 
 @transaction.atomic
@@ -34,19 +73,28 @@ def version_publish(
     *,
     actor: Actor,
     version: ContractVersion,
-    published_at: dt.datetime | None = None,
+    signed_statement: SignedStatement | str | dict[str, Any] | None,
+    published_at: dt.datetime,
     expected_lock_version: int | None = None,
 ) -> Bundle:
     """The owner publishes an approved version: the previous published version is
-    superseded and the signed bundle (publisher + every standing approver) is stored.
-    Lint errors and approvals that no longer count (`counting_approvals`) refuse it."""
+    superseded and the bundle (the publisher's publication statement + every standing
+    approver's approval statement) is stored. Lint errors and approvals that no longer
+    count (`counting_approvals`) refuse it; so does a publication statement that does not
+    sign the body built at `published_at` (the one `publication_draft` rendered)."""
     locked = lock(version)
     approvals = _check(actor, locked, expected_lock_version)
-    signers = _signers(actor, approvals)
     previous = _published_version(locked.decision_type)
     parent = Bundle.objects.filter(version=previous).first() if previous else None
     moment = _moment(published_at)
-    document, data = _build_and_sign(locked, actor, approvals, signers, parent, moment)
+    body = _body(locked, actor, approvals, parent, moment)
+    signed = checked_statement(
+        actor,
+        locked,
+        signed_statement,
+        {"kind": "publication", "bundle_sha256": bundle_body_hash(body)},
+    )
+    document, data = _assemble(body, signed, approvals)
     if previous is not None:
         _supersede(previous, by=locked, actor=actor)
     return _store(locked, actor, approvals, parent, document, data, moment)
@@ -82,16 +130,28 @@ def _refuse_own_approvals(
         )
 
 
-def _signers(actor: Actor, approvals: list[Approval]) -> list[Signer]:
-    """The publisher, then each approver, with the private key each signs with now."""
-    people = [(actor, "publisher")] + [(a.reviewer, "approver") for a in approvals]
-    signers: list[Signer] = []
-    for person, role in people:
-        key = signing.active_key(person)
-        if key is None:
-            raise ValidationError(NO_SIGNING_KEY.format(username=person.get_username()))
-        signers.append((person.get_username(), role, signing.private_key(key)))
-    return signers
+def _approval_statements(
+    version: ContractVersion | None, approvals: list[Approval]
+) -> list[SignedStatement]:
+    """Each counting approval's signed statement; an approval recorded before statements
+    (nobody signed it on their side) cannot go into a bundle."""
+    signed = []
+    for approval in approvals:
+        statement = stored_statement(approval.statement, approval.signature)
+        if statement is None:
+            raise ValidationError(
+                UNSIGNED_APPROVAL.format(
+                    username=approval.reviewer.get_username(),
+                    number=version.number if version else approval.version.number,
+                )
+            )
+        signed.append(statement)
+    return signed
+
+
+def _parent(version: ContractVersion) -> Bundle | None:
+    previous = _published_version(version.decision_type)
+    return Bundle.objects.filter(version=previous).first() if previous else None
 
 
 def _published_version(decision_type: DecisionType) -> ContractVersion | None:
@@ -110,27 +170,41 @@ def _moment(published_at: dt.datetime | None) -> dt.datetime:
     return moment.astimezone(dt.UTC).replace(microsecond=0)
 
 
-def _build_and_sign(
+def _body(
     version: ContractVersion,
     actor: Actor,
     approvals: list[Approval],
-    signers: list[Signer],
     parent: Bundle | None,
     moment: dt.datetime,
-) -> tuple[dict[str, Any], bytes]:
-    """The signed bundle document and its exact bytes, verified as a retrieval service
-    would verify them."""
-    body = bundle_body(
-        version,
-        publisher=actor.get_username(),
-        approvers=[a.reviewer.get_username() for a in approvals],
-        published_at=moment,
-        parent_sha256=parent.sha256 if parent else None,
+) -> dict[str, Any]:
+    """The normalised body: the manifest names the publisher with their personal key and
+    each approver with the key of their signed statement, and the report they approved."""
+    statements = _approval_statements(version, approvals)
+    key_ids = {s.statement.signer: s.statement.key_id for s in statements}
+    key_ids[actor.get_username()] = personal_key(actor).key_id
+    reports = {a.report_sha256 for a in approvals}
+    return normalise_body(
+        bundle_body(
+            version,
+            publisher=actor.get_username(),
+            approvers=[a.reviewer.get_username() for a in approvals],
+            published_at=moment,
+            parent_sha256=parent.sha256 if parent else None,
+            key_ids=key_ids,
+            report_sha256=reports.pop() if len(reports) == 1 else None,
+        )
     )
-    document = sign_bundle(body, signers)
+
+
+def _assemble(
+    body: dict[str, Any], publication: SignedStatement, approvals: list[Approval]
+) -> tuple[dict[str, Any], bytes]:
+    """The bundle document from the signed statements and its exact bytes, verified as a
+    retrieval service would verify them."""
+    document = assemble_bundle(body, publication, _approval_statements(None, approvals))
     data = serialize_bundle(document)
     # Belt and braces: what we store must verify against what we publish as trusted keys.
-    verify_bundle(data, signing.trusted_public_keys(), key_owners=signing.key_owners())
+    verify_bundle(data, signing.trusted_public_keys())
     return document, data
 
 

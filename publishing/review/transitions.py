@@ -15,11 +15,13 @@ one transaction. Views, management commands, the demo and the tests call these f
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from compiler.statements import SignedStatement
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from contracts.models import Approval, AuditAction, ContractVersion, Review
 from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record
@@ -30,6 +32,7 @@ from .catalogue import catalogue_sha256
 from .justifications import check_widenings_acknowledged
 from .messages import COMMENT_REQUIRED, NOT_IN_REVIEW, REPORT_CHANGED
 from .selectors import status_word
+from .statements import checked_statement
 from .steps import active_review, check, close_review, lock
 
 Status = ContractVersion.Status
@@ -83,12 +86,16 @@ def version_approve(
     actor: Actor,
     version: ContractVersion,
     report_sha256: str,
+    signed_statement: SignedStatement | str | dict[str, Any] | None,
     comment: str = "",
     acknowledged_widenings: Sequence[str] = (),
 ) -> Approval:
     """A reviewer approves exactly the version's current content and the impact report
     they were shown (`report_sha256`); the report is recomputed and must still match, and
-    each of its widenings must be among `acknowledged_widenings` (their ids)."""
+    each of its widenings must be among `acknowledged_widenings` (their ids). The approval
+    is the statement they signed on their side (`approval_statement`, which names those
+    widenings), checked against their registered key before it is stored; nothing is signed
+    here."""
     locked = lock(version)
     check(actor, locked, APPROVE)
     review = active_review(locked)
@@ -100,6 +107,16 @@ def version_approve(
     if report.sha256 != report_sha256:
         raise ValidationError(REPORT_CHANGED)
     widenings = check_widenings_acknowledged(locked, report, acknowledged_widenings)
+    signed = checked_statement(
+        actor,
+        locked,
+        signed_statement,
+        {
+            "kind": "approval",
+            "report_sha256": report.sha256,
+            "acknowledged_widenings": tuple(w["id"] for w in widenings),
+        },
+    )
     approval = Approval.objects.create(
         review=review,
         version=locked,
@@ -111,6 +128,8 @@ def version_approve(
         report=report.document,
         comment=comment,
         acknowledged_widenings=widenings,
+        statement=signed.statement.model_dump(mode="json"),
+        signature=signed.signature,
     )
     before = locked.status
     locked.status = Status.APPROVED
@@ -127,6 +146,8 @@ def version_approve(
             "sha256": locked.sha256,
             "lock_version": locked.lock_version,
             "acknowledged_widenings": [w["id"] for w in widenings],
+            "key_id": signed.statement.key_id,
+            "signed_at": signed.statement.signed_at,
         },
     )
     return approval

@@ -59,3 +59,19 @@ def sign_in(live_server):
         page.wait_for_url(live_server.url + "/")
 
     return do
+
+
+@pytest.fixture
+def create_key_in_page(live_server):
+    """The signed-in person creates their signing key in this browser (signing.js: WebCrypto
+    Ed25519, non-extractable, kept in IndexedDB); returns the key id the workbench shows."""
+
+    def do(page) -> str:
+        from playwright.sync_api import expect
+
+        page.goto(live_server.url + "/signing-keys/")
+        page.get_by_role("button", name="Create a key in this browser").click()
+        expect(page.locator("#my-key-id")).to_be_visible()
+        return page.locator("#my-key-id").inner_text()
+
+    return do

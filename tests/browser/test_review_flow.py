@@ -14,17 +14,16 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def review_workspace(atlas, owner, reviewer):
     from contracts import demo as contracts_demo
-    from publishing import signing
     from scenarios import demo
 
     contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
     demo.load(io.StringIO(), queue_runs=False)
-    for person in (owner, reviewer):
-        signing.signing_key_ensure(user=person)
     return atlas
 
 
-def test_submit_approve_publish_download(live_server, new_page, sign_in, review_workspace):
+def test_submit_approve_publish_download(
+    live_server, new_page, sign_in, create_key_in_page, review_workspace
+):
     from playwright.sync_api import expect
 
     from compiler.bundle import verify_bundle
@@ -38,6 +37,7 @@ def test_submit_approve_publish_download(live_server, new_page, sign_in, review_
     # The owner submits version 1 (an htmx swap of the review card).
     owner = new_page()
     sign_in(owner, "olivia")
+    create_key_in_page(owner)
     owner.goto(review_url)
     owner.evaluate("window.sameDocument = true")
     owner.get_by_role("button", name="Submit for review").click()
@@ -55,6 +55,7 @@ def test_submit_approve_publish_download(live_server, new_page, sign_in, review_
     # The reviewer reads the report and approves it.
     reviewer = new_page()
     sign_in(reviewer, "rafael")
+    create_key_in_page(reviewer)
     reviewer.goto(impact_url)
     expect(reviewer.locator("#report-sha256")).to_have_text(
         reviewer.locator('#approve input[name="report_sha256"]').get_attribute("value")

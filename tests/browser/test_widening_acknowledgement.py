@@ -37,7 +37,7 @@ def draft_with_violation(atlas, owner, reviewer):
 
 
 def test_approval_needs_the_widenings_acknowledged(
-    live_server, new_page, sign_in, draft_with_violation
+    live_server, new_page, sign_in, create_key_in_page, draft_with_violation
 ):
     from playwright.sync_api import expect
 
@@ -49,6 +49,7 @@ def test_approval_needs_the_widenings_acknowledged(
     assert widenings
     page = new_page()
     sign_in(page, "rafael")
+    create_key_in_page(page)  # the approval is signed in this browser
     page.goto(f"{live_server.url}/types/{version.decision_type.key}/v2/impact/")
     first = page.locator("#violations li").first
     expect(first).to_contain_text("waiver_valid accepts a weak class")

@@ -9,13 +9,17 @@ import pytest
 
 
 @pytest.fixture
-def keys(owner, reviewer):
-    from publishing import signing
+def devices(tmp_path):
+    """People's own key files (as `evidence-compiler keygen` writes them): approving and
+    publishing sign with them, on "their" side, never with a key the workbench holds."""
+    from publishing.demo import KeyFiles
 
-    return {
-        "owner": signing.signing_key_ensure(user=owner),
-        "reviewer": signing.signing_key_ensure(user=reviewer),
-    }
+    return KeyFiles(tmp_path / "keys")
+
+
+@pytest.fixture
+def keys(owner, reviewer, devices):
+    return {"owner": devices.ensure(owner), "reviewer": devices.ensure(reviewer)}
 
 
 @pytest.fixture
@@ -42,17 +46,16 @@ def submitted(suite, draft, owner, keys):
 
 
 @pytest.fixture
-def approved(submitted, reviewer):
+def approved(submitted, reviewer, devices):
     from publishing import review
 
     report = review.report_for(submitted)
-    review.version_approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
+    devices.approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
     submitted.refresh_from_db()
     return submitted
 
 
 @pytest.fixture
-def published(approved, owner):
-    from publishing import review
+def published(approved, owner, devices):
 
-    return review.version_publish(actor=owner, version=approved)
+    return devices.publish(actor=owner, version=approved)

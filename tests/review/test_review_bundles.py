@@ -14,8 +14,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from compiler.bundle import BundleInvalid, Problem, inspect_bundle, serialize_bundle, sign_bundle
+from compiler.bundle import (
+    BundleInvalid,
+    Problem,
+    assemble_bundle,
+    inspect_bundle,
+    serialize_bundle,
+    sign_bundle,
+)
 from compiler.keys import generate_key_pair
+from compiler.statements import parse_signed_statement
 from contracts import demo, services
 from contracts.models import AuditEvent, Bundle, ContractVersion, DecisionType, SourceClass
 from publishing import review, signing
@@ -52,13 +60,13 @@ class Rollback(Exception):
     pass
 
 
-def approve(version, reviewer):
+def approve(version, reviewer, devices):
     version.refresh_from_db()
     report = review.report_for(version)
-    review.version_approve(actor=reviewer, version=version, report_sha256=report.sha256)
+    devices.approve(actor=reviewer, version=version, report_sha256=report.sha256)
 
 
-def publish_refund_desk(owner, reviewer) -> list[bytes]:
+def publish_refund_desk(owner, reviewer, devices) -> list[bytes]:
     """The refund desk with its demo scenario, published as version 1 and then version 2
     (which stops blocking on `exception_approved`); returns both bundles' bytes."""
     from scenarios import demo as scenarios_demo
@@ -104,19 +112,19 @@ def publish_refund_desk(owner, reviewer) -> list[bytes]:
         review.version_submit(
             actor=owner, version=version, expected_lock_version=version.lock_version
         )
-        approve(version, reviewer)
-        out.append(review.version_publish(actor=owner, version=version).data)
+        approve(version, reviewer, devices)
+        out.append(devices.publish(actor=owner, version=version).data)
     return out
 
 
 @pytest.fixture
-def exported(catalogue, owner, reviewer, keys):
+def exported(catalogue, owner, reviewer, keys, devices):
     """Both refund-desk bundles, exported from a workbench state that is then rolled back:
     the database keeps the people, the catalogue and the keys, but not the type."""
     before = counts()
     try:
         with transaction.atomic():
-            data = publish_refund_desk(owner, reviewer)
+            data = publish_refund_desk(owner, reviewer, devices)
             raise Rollback
     except Rollback:
         pass
@@ -135,9 +143,9 @@ def test_exporting_the_same_version_twice_gives_identical_bytes(published, tmp_p
     assert first.endswith(b"}\n") and b"\n" not in first[:-1]
 
 
-def test_signing_the_same_body_again_gives_the_same_bytes(published):
-    """Nothing in the bundle depends on when or how often it is built (Ed25519 is
-    deterministic), so the stored bytes are reproducible from the rows they came from."""
+def test_assembling_the_same_body_again_gives_the_same_bytes(published):
+    """Nothing in the bundle depends on when or how often it is built, so the stored bytes
+    are reproducible from the rows and the signed statements they came from."""
     document = published.document
     manifest = document["manifest"]
     version = published.version
@@ -147,13 +155,16 @@ def test_signing_the_same_body_again_gives_the_same_bytes(published):
         approvers=[a["person"] for a in manifest["approvers"]],
         published_at=published.published_at,
         parent_sha256=manifest["parent_sha256"],
+        key_ids={a["person"]: a["key_id"] for a in manifest["approvers"]}
+        | {manifest["publisher"]["person"]: manifest["publisher"]["key_id"]},
+        report_sha256=manifest["report_sha256"],
     )
-    people = {k.user.get_username(): k for k in signing.all_keys()}
-    approvers = [a["person"] for a in manifest["approvers"]]
-    signers = [("olivia", "publisher", signing.private_key(people["olivia"]))] + [
-        (name, "approver", signing.private_key(people[name])) for name in approvers
+    statements = [
+        parse_signed_statement({"statement": s["statement"], "signature": s["signature"]})
+        for s in document["signatures"]
     ]
-    assert serialize_bundle(sign_bundle(body, signers)) == published.data
+    rebuilt = assemble_bundle(body, statements[0], statements[1:])
+    assert serialize_bundle(rebuilt) == published.data
 
 
 def test_the_bundle_says_who_wrote_approved_and_published_it(published):
@@ -302,11 +313,9 @@ def body_to_resign(data: bytes) -> dict:
     return body
 
 
-def test_a_bundle_signed_by_an_unknown_key_is_refused(exported, tmp_path, owner):
+def test_a_bundle_signed_by_an_unknown_key_is_refused(exported, tmp_path, owner, devices):
     stranger_key, _ = generate_key_pair()
-    approver_key = signing.private_key(
-        signing.active_key(type(owner).objects.get(username="rafael"))
-    )
+    approver_key = devices.private_key(type(owner).objects.get(username="rafael"))
     body = body_to_resign(exported[0])
     forged = serialize_bundle(
         sign_bundle(
@@ -321,11 +330,11 @@ def test_a_bundle_signed_by_an_unknown_key_is_refused(exported, tmp_path, owner)
     assert counts() == before
 
 
-def test_a_known_key_under_someone_elses_name_is_refused(exported, tmp_path, make_user):
-    rhea = signing.private_key(signing.signing_key_ensure(user=make_user("rhea")))
-    rafael = signing.private_key(
-        next(k for k in signing.all_keys() if k.user.get_username() == "rafael")
-    )
+def test_a_known_key_under_someone_elses_name_is_refused(exported, tmp_path, make_user, devices):
+    rhea_user = make_user("rhea")
+    devices.ensure(rhea_user)
+    rhea = devices.private_key(rhea_user)
+    rafael = devices.private_key(type(rhea_user).objects.get(username="rafael"))
     # Olivia's signature is made with rhea's key: a valid signature, by the wrong owner.
     swapped = serialize_bundle(
         sign_bundle(

@@ -1,4 +1,4 @@
-"""The key and bundle commands, encryption of private keys at rest, and the demo."""
+"""The key and bundle commands, legacy keys, and the demo."""
 
 from __future__ import annotations
 
@@ -6,51 +6,50 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import override_settings
 
 from compiler.keys import load_public_keys
-from contracts.models import AuditEvent, Bundle, ContractVersion, SigningKey
+from contracts.models import Approval, AuditEvent, Bundle, ContractVersion, SigningKey
 from publishing import signing
 
 pytestmark = pytest.mark.django_db
 
 
-def test_generate_signing_key_and_rotate(owner):
+def test_register_rotate_and_revoke_a_key_file(owner, tmp_path):
+    from compiler.keys import write_key_files
+
+    _, first_pub = write_key_files(tmp_path, "first")
+    _, second_pub = write_key_files(tmp_path, "second")
     out = io.StringIO()
-    call_command("generate_signing_key", "olivia", stdout=out)
+    call_command("register_signing_key", "olivia", str(first_pub), stdout=out)
     first = SigningKey.objects.get(user=owner)
-    assert out.getvalue().startswith(f"olivia: signing key {first.key_id}\n-----BEGIN PUBLIC KEY")
-    with pytest.raises(CommandError, match="already has signing key"):
-        call_command("generate_signing_key", "olivia", stdout=io.StringIO())
-    call_command("generate_signing_key", "olivia", "--rotate", stdout=io.StringIO())
-    assert SigningKey.objects.filter(user=owner).count() == 2
+    assert out.getvalue() == f"olivia: signing key {first.key_id}\n"
+    assert (first.origin, first.private_key_encrypted) == ("cli", "")
+    with pytest.raises(CommandError, match="already registered"):
+        call_command("register_signing_key", "olivia", str(first_pub), stdout=io.StringIO())
+    call_command("register_signing_key", "olivia", str(second_pub), stdout=io.StringIO())
     assert signing.active_key(owner).key_id != first.key_id
-    # The retired key still verifies what it signed.
+    # The rotated-out key still verifies what it signed.
     assert first.key_id in signing.trusted_public_keys()
+    call_command("register_signing_key", "olivia", "--revoke", first.key_id, stdout=io.StringIO())
+    first.refresh_from_db()
+    assert first.revoked_at is not None
+    exported = signing.trusted_public_keys()[first.key_id]
+    assert exported.revoked_at == first.revoked_at.isoformat()
     with pytest.raises(CommandError, match="nobody called"):
-        call_command("generate_signing_key", "nobody")
-    assert AuditEvent.objects.filter(action="signing_key.created").count() == 2
+        call_command("register_signing_key", "nobody", str(first_pub))
+    actions = list(AuditEvent.objects.values_list("action", flat=True).order_by("id"))
+    assert actions == ["signing_key.registered", "signing_key.registered", "signing_key.revoked"]
 
 
-def test_private_keys_are_encrypted_at_rest(keys):
-    stored = SigningKey.objects.get(pk=keys["owner"].pk)
-    assert "PRIVATE KEY" not in stored.private_key_encrypted
-    assert signing.private_key(stored)  # decrypts with the current secret
-
-
-def test_the_secret_can_rotate_through_fallbacks(keys, settings):
-    stored = SigningKey.objects.get(pk=keys["owner"].pk)
-    with override_settings(SECRET_KEY="a-new-secret", SECRET_KEY_FALLBACKS=[settings.SECRET_KEY]):
-        assert signing.private_key(stored)
-        assert signing.signing_key_reencrypt() == 2
-        stored.refresh_from_db()
-    with override_settings(SECRET_KEY="a-new-secret", SECRET_KEY_FALLBACKS=[]):
-        assert signing.private_key(stored)
-    # The old secret alone no longer opens it.
+def test_a_legacy_key_cannot_sign_new_approvals(submitted, reviewer, keys, devices):
     from django.core.exceptions import ValidationError
 
-    with pytest.raises(ValidationError, match="cannot be decrypted"):
-        signing.private_key(stored)
+    from publishing import review
+
+    SigningKey.objects.filter(pk=keys["reviewer"].pk).update(origin="legacy")
+    report = review.report_for(submitted)
+    with pytest.raises(ValidationError, match="no signing key of their own"):
+        devices.approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
 
 
 def test_export_public_keys_is_what_the_compiler_loads(keys, tmp_path):
@@ -111,16 +110,22 @@ def test_load_demo_publishes_atlas_v1_and_drafts_v2_idempotently():
     ) == before
 
 
-def test_review_version_walks_the_flow_from_the_command_line(suite, draft, owner, reviewer, keys):
+def test_review_version_walks_the_flow_from_the_command_line(
+    suite, draft, owner, reviewer, keys, devices
+):
     key = draft.decision_type.key
 
-    def run(action, user, *extra):
+    def run(action, user, *extra, key_dir=str(devices.directory)):
         out = io.StringIO()
-        call_command("review_version", key, action, "--version", "1", "--user", user, *extra,
-                     stdout=out)  # fmt: skip
+        call_command("review_version", key, action, "--version", "1", "--user", user,
+                     "--key-dir", key_dir, *extra, stdout=out)  # fmt: skip
         return out.getvalue()
 
     assert run("submit", "olivia").endswith("version 1 is in review\n")
+    # Approving signs with the person's key file: without one nothing is approved.
+    with pytest.raises(CommandError, match="pass --key-dir DIR"):
+        run("approve", "rafael", key_dir="")
+    assert not Approval.objects.exists()
     with pytest.raises(CommandError, match="olivia: You are not allowed"):
         run("approve", "olivia")
     out = run("approve", "rafael", "--comment", "ok")

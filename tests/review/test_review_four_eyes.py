@@ -26,12 +26,17 @@ def _body(data: bytes) -> dict:
     return {k: v for k, v in json.loads(data).items() if k not in ("sha256", "signatures")}
 
 
-def _private(username: str):
-    keys = signing.all_keys()
-    return signing.private_key(next(k for k in keys if k.user.get_username() == username))
+@pytest.fixture
+def private(devices):
+    """A person's private key, from their own key file (the workbench holds none)."""
+    from django.contrib.auth import get_user_model
+
+    return lambda username: devices.private_key(get_user_model().objects.get(username=username))
 
 
-def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner, reviewer):
+def test_a_reviewer_made_owner_cannot_publish_their_own_approval(
+    approved, owner, reviewer, devices
+):
     """The workbench itself could produce publisher = approver: a reviewer approves, is then
     made owner, and publishes. Publishing refuses, naming them."""
     services.access_grant(
@@ -39,7 +44,7 @@ def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner
     )
     reviewer = type(reviewer).objects.get(pk=reviewer.pk)  # fresh permission cache
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=reviewer, version=approved)
+        devices.publish(actor=reviewer, version=approved)
     assert raised.value.messages == [
         review.APPROVER_IS_PUBLISHER.format(username="rafael", number=approved.number)
     ]
@@ -47,10 +52,12 @@ def test_a_reviewer_made_owner_cannot_publish_their_own_approval(approved, owner
     assert approved.status == ContractVersion.Status.APPROVED
     assert not Bundle.objects.exists()
     # Someone else publishing the same approval is fine.
-    assert review.version_publish(actor=owner, version=approved).version == approved
+    assert devices.publish(actor=owner, version=approved).version == approved
 
 
-def test_an_approver_who_has_since_become_an_editor_does_not_publish(approved, owner, reviewer):
+def test_an_approver_who_has_since_become_an_editor_does_not_publish(
+    approved, owner, reviewer, devices
+):
     """Every edit through the services returns the version to draft, so this needs an edit
     recorded some other way (an import, older code); publishing must still refuse it rather
     than sign a bundle whose approver is one of its editors."""
@@ -61,7 +68,7 @@ def test_an_approver_who_has_since_become_an_editor_does_not_publish(approved, o
         version=approved,
     )
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=owner, version=approved)
+        devices.publish(actor=owner, version=approved)
     assert raised.value.messages == [
         review.APPROVER_IS_EDITOR.format(username="rafael", number=approved.number)
     ]
@@ -78,8 +85,8 @@ def test_the_signed_manifest_names_everyone_with_their_keys(published, keys):
     assert manifest["author"] == "olivia"
 
 
-def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_path):
-    vera = signing.signing_key_ensure(user=viewer)
+def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_path, devices):
+    vera = devices.ensure(viewer)
     out = io.StringIO()
     call_command("export_public_keys", str(tmp_path), stdout=out)
     key_set = json.loads((tmp_path / KEY_SET_FILE).read_text())
@@ -91,18 +98,17 @@ def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_p
     assert "vera" in out.getvalue() and "roles: none" in out.getvalue()
 
 
-def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(published, viewer, tmp_path):
+def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(
+    published, viewer, tmp_path, devices, private
+):
     """A viewer who created a key could "approve" a bundle by signing it; the trusted key
     set does not let their key approve, so the bundle is refused and nothing written."""
-    signing.signing_key_ensure(user=viewer)
+    devices.ensure(viewer)
     body = _body(published.data)
     body["manifest"]["approvers"] = [{"person": "vera"}]
     body["manifest"]["version"] = body["contract"]["version"] = "7"
-    forged = serialize_bundle(
-        sign_bundle(
-            body,
-            [("olivia", "publisher", _private("olivia")), ("vera", "approver", _private("vera"))],
-        )
+    forged = _signed_with_statements(
+        body, [("olivia", "publisher", private("olivia")), ("vera", "approver", private("vera"))]
     )
     path = tmp_path / "forged.json"
     path.write_bytes(forged)
@@ -118,7 +124,7 @@ def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(published, vie
     assert (ContractVersion.objects.count(), Bundle.objects.count()) == before
 
 
-def test_a_bundle_approved_by_its_publisher_does_not_import(published):
+def test_a_bundle_approved_by_its_publisher_does_not_import(published, private):
     body = _body(published.data)
     body["manifest"]["approvers"] = [{"person": "olivia"}]
     body["manifest"]["version"] = body["contract"]["version"] = "7"
@@ -126,20 +132,56 @@ def test_a_bundle_approved_by_its_publisher_does_not_import(published):
         sign_bundle(
             body,
             [
-                ("olivia", "publisher", _private("olivia")),
-                ("olivia", "approver", _private("olivia")),
+                ("olivia", "publisher", private("olivia")),
+                ("olivia", "approver", private("olivia")),
             ],
         )
     assert at_signing.value.reason == bundles.APPROVER_IS_PUBLISHER.format(person="olivia")
     before = Bundle.objects.count()
     with pytest.raises(BundleInvalid) as raised:
-        review.bundle_import(actor=None, data=_hand_signed(body))
+        review.bundle_import(actor=None, data=_hand_signed(body, private("olivia")))
     assert raised.value.problem is Problem.FOUR_EYES
     assert raised.value.reason == bundles.APPROVER_IS_PUBLISHER.format(person="olivia")
     assert Bundle.objects.count() == before
 
 
-def _hand_signed(body: dict) -> bytes:
+def _signed_with_statements(body: dict, signers: list) -> bytes:
+    """A bundle as the workbench assembles it, each signer's statement made with their own
+    key file: what someone holding those keys could produce outside the workbench."""
+    from compiler.bundle import assemble_bundle, bundle_body_hash, normalise_body
+    from compiler.canonical import sha256_hex
+    from compiler.keys import key_id
+    from compiler.statements import ApprovalStatement, PublicationStatement, sign_statement
+
+    body = json.loads(json.dumps(body))
+    manifest = body["manifest"]
+    keys = {person: key for person, _, key in signers}
+    for entry in [manifest["publisher"], *manifest["approvers"]]:
+        entry["key_id"] = key_id(keys[entry["person"]])
+    normal = normalise_body(body)
+    common = {
+        "decision_type": manifest["decision_type"],
+        "version": manifest["version"],
+        "contract_sha256": sha256_hex(normal["contract"]),
+        "signed_at": manifest["published_at"],
+    }
+    publication, approvals = None, []
+    for person, role, key in signers:
+        who = {"signer": person, "key_id": key_id(key)}
+        if role == "publisher":
+            statement = PublicationStatement(
+                **common, **who, bundle_sha256=bundle_body_hash(normal)
+            )
+            publication = sign_statement(statement, key)
+        else:
+            statement = ApprovalStatement(
+                **common, **who, report_sha256=manifest["report_sha256"]
+            )
+            approvals.append(sign_statement(statement, key))
+    return serialize_bundle(assemble_bundle(normal, publication, approvals))
+
+
+def _hand_signed(body: dict, key) -> bytes:
     """What a forger can write without sign_bundle's checks: the body, its hash, and a
     valid signature per role made with olivia's own key."""
     import base64
@@ -147,7 +189,6 @@ def _hand_signed(body: dict) -> bytes:
     from compiler.bundle import bundle_body_hash
     from compiler.keys import key_id
 
-    key = _private("olivia")
     body = json.loads(json.dumps(body))
     body["manifest"]["approvers"] = [{"person": "olivia", "key_id": key_id(key)}]
     digest = bundle_body_hash(body)

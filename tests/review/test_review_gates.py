@@ -11,7 +11,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import escape
-from test_review_views import buttons, signed_in, url  # the review pages' helpers
+from test_review_views import buttons, signed_form, signed_in, url  # the review pages' helpers
 
 from contracts import services
 from contracts.models import Bundle, ContractVersion, SourceClass
@@ -82,24 +82,24 @@ def test_a_contract_with_no_proposition_cannot_be_submitted(catalogue, owner):
 
 def test_lint_errors_arising_after_submission_refuse_approve_and_publish(
     submitted, owner, reviewer
-):
+, devices):
     report = review.report_for(submitted)
     # A class the contract accepts is retired after submission: no candidate can carry it.
     key = submitted.propositions.first().accepted_classes[0]
     SourceClass.objects.filter(key=key).update(retired=True)
     with pytest.raises(ValidationError) as raised:
-        review.version_approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
+        devices.approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
     assert f"accepts '{key}', which is retired" in " ".join(raised.value.messages)
     page = signed_in(reviewer).get(url(submitted, "version_review")).content.decode()
     assert "approve" not in buttons(page)
     # Approved before the class was retired: publishing is refused all the same.
     SourceClass.objects.filter(key=key).update(retired=False)
-    review.version_approve(
+    devices.approve(
         actor=reviewer, version=submitted, report_sha256=review.report_for(submitted).sha256
     )
     SourceClass.objects.filter(key=key).update(retired=True)
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=owner, version=fresh(submitted))
+        devices.publish(actor=owner, version=fresh(submitted))
     assert "which is retired" in " ".join(raised.value.messages)
     assert not Bundle.objects.exists()
     assert fresh(submitted).status == "approved"
@@ -200,24 +200,26 @@ def test_every_button_shown_is_an_action_allowed(approved, owner, reviewer, view
 # --------------------------------------------------------------------------- reviewer's controls
 
 
-def test_the_reviewer_approves_from_the_review_page(submitted, reviewer):
+def test_the_reviewer_approves_from_the_review_page(submitted, reviewer, devices):
     client = signed_in(reviewer)
     page = client.get(url(submitted, "version_review")).content.decode()
     assert {"approve", "request-changes"} <= buttons(page)
     shown = re.search(r'name="report_sha256" value="([0-9a-f]{64})"', page).group(1)
-    response = client.post(url(submitted, "version_approve"), {"report_sha256": shown})
+    data = signed_form(page, "approve", devices, reviewer)
+    assert data["report_sha256"] == shown
+    response = client.post(url(submitted, "version_approve"), data)
     assert response.status_code == 302
     assert fresh(submitted).status == "approved"
 
 
-def test_the_dashboard_lists_what_waits_for_my_review(submitted, owner, reviewer):
+def test_the_dashboard_lists_what_waits_for_my_review(submitted, owner, reviewer, devices):
     page = signed_in(reviewer).get(reverse("dashboard")).content.decode()
     assert 'id="waiting-for-review"' in page
     assert url(submitted, "version_review") in page
     # Not the author's, and gone once approved.
     owners_page = signed_in(owner).get(reverse("dashboard")).content.decode()
     assert 'id="waiting-for-review"' not in owners_page
-    review.version_approve(
+    devices.approve(
         actor=reviewer, version=submitted, report_sha256=review.report_for(submitted).sha256
     )
     page = signed_in(reviewer).get(reverse("dashboard")).content.decode()
@@ -227,11 +229,13 @@ def test_the_dashboard_lists_what_waits_for_my_review(submitted, owner, reviewer
 # --------------------------------------------------------------------------- the catalogue
 
 
-def test_a_class_relabelled_after_approval_is_not_published_unreviewed(approved, owner, reviewer):
+def test_a_class_relabelled_after_approval_is_not_published_unreviewed(
+    approved, owner, reviewer, devices
+):
     key = approved.propositions.first().accepted_classes[0]
     SourceClass.objects.filter(key=key).update(label="Relabelled after approval")
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=owner, version=fresh(approved))
+        devices.publish(actor=owner, version=fresh(approved))
     assert raised.value.messages == [review.CATALOGUE_CHANGED_SINCE_APPROVAL.format(number=1)]
     assert not Bundle.objects.exists()
     page = signed_in(owner).get(url(approved, "version_review")).content.decode()
@@ -241,15 +245,15 @@ def test_a_class_relabelled_after_approval_is_not_published_unreviewed(approved,
     version = review.version_submit(
         actor=owner, version=version, expected_lock_version=fresh(version).lock_version
     )
-    review.version_approve(
+    devices.approve(
         actor=reviewer, version=version, report_sha256=review.report_for(version).sha256
     )
-    bundle = review.version_publish(actor=owner, version=fresh(version))
+    bundle = devices.publish(actor=owner, version=fresh(version))
     labels = {c["key"]: c["label"] for c in bundle.document["source_classes"]}
     assert labels[key] == "Relabelled after approval"
 
 
-def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
+def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch, devices):
     from django.db import IntegrityError
 
     from workbench.views import review as review_views
@@ -257,9 +261,10 @@ def test_a_lost_race_answers_409_not_500(approved, owner, monkeypatch):
     def lose(**kwargs):
         raise IntegrityError("duplicate key value violates unique constraint")
 
+    client = signed_in(owner)
+    page = client.get(url(approved, "version_review")).content.decode()
+    data = signed_form(page, "publish", devices, owner)
     monkeypatch.setattr(review, "version_publish", lose)
-    response = signed_in(owner).post(
-        url(approved, "version_publish"), {"lock_version": approved.lock_version}
-    )
+    response = client.post(url(approved, "version_publish"), data)
     assert response.status_code == 409
     assert escape(review_views.LOST_RACE) in response.content.decode()

@@ -10,7 +10,7 @@ from django.db import connection, connections
 
 from contracts import roles, services
 from contracts.models import Bundle, ContractVersion
-from publishing import review, signing
+from publishing import review
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -57,19 +57,19 @@ def race_mix(works) -> list[tuple[str, str]]:
     return outcomes
 
 
-def approved_version(draft, owner, reviewer):
+def approved_version(draft, owner, reviewer, devices):
     version = review.version_submit(
         actor=owner, version=draft, expected_lock_version=draft.lock_version
     )
     report = review.report_for(version)
-    review.version_approve(actor=reviewer, version=version, report_sha256=report.sha256)
+    devices.approve(actor=reviewer, version=version, report_sha256=report.sha256)
     version.refresh_from_db()
     return version
 
 
-def test_racing_publishes_of_one_version_publish_it_once(draft, owner, reviewer, keys):
-    version = approved_version(draft, owner, reviewer)
-    outcomes = race(lambda: review.version_publish(actor=owner, version=version).sha256)
+def test_racing_publishes_of_one_version_publish_it_once(draft, owner, reviewer, keys, devices):
+    version = approved_version(draft, owner, reviewer, devices)
+    outcomes = race(lambda: devices.publish(actor=owner, version=version).sha256)
     assert sum(n for o, n in outcomes.items() if o.startswith("ok:")) == 1, outcomes
     assert outcomes["ValidationError"] == THREADS - 1, outcomes
     assert Bundle.objects.count() == 1
@@ -78,10 +78,10 @@ def test_racing_publishes_of_one_version_publish_it_once(draft, owner, reviewer,
 
 
 def test_racing_drafts_and_publishes_keep_numbers_sequential_and_the_chain_linear(
-    draft, owner, reviewer, keys
+    draft, owner, reviewer, keys, devices
 ):
     decision_type = draft.decision_type
-    review.version_publish(actor=owner, version=approved_version(draft, owner, reviewer))
+    devices.publish(actor=owner, version=approved_version(draft, owner, reviewer, devices))
     for expected_number in (2, 3):
         outcomes = race(
             lambda: services.version_start_draft(actor=owner, decision_type=decision_type).number
@@ -89,8 +89,8 @@ def test_racing_drafts_and_publishes_keep_numbers_sequential_and_the_chain_linea
         assert outcomes[f"ok:{expected_number}"] == 1, outcomes
         assert outcomes["ValidationError"] == THREADS - 1, outcomes
         new = decision_type.versions.get(number=expected_number)
-        version = approved_version(new, owner, reviewer)
-        outcomes = race(lambda v=version: review.version_publish(actor=owner, version=v).sha256)
+        version = approved_version(new, owner, reviewer, devices)
+        outcomes = race(lambda v=version: devices.publish(actor=owner, version=v).sha256)
         assert sum(n for o, n in outcomes.items() if o.startswith("ok:")) == 1, outcomes
     numbers = list(decision_type.versions.order_by("number").values_list("number", "status"))
     assert numbers == [(1, "superseded"), (2, "superseded"), (3, "published")]
@@ -104,7 +104,7 @@ def test_racing_drafts_and_publishes_keep_numbers_sequential_and_the_chain_linea
 
 
 def test_publishing_starting_a_draft_and_approving_at_once_never_deadlocks(
-    draft, owner, reviewer, make_user, keys
+    draft, owner, reviewer, make_user, keys, devices
 ):
     """Issue 8: with version N approved, three owners publishing, one starting a new draft
     and four reviewers approving at the same moment used to deadlock (`deadlock detected`,
@@ -122,17 +122,17 @@ def test_publishing_starting_a_draft_and_approving_at_once_never_deadlocks(
     ):
         person = make_user(name)
         services.access_grant(actor=owner, decision_type=decision_type, user=person, role=role)
-        signing.signing_key_ensure(user=person)
+        devices.ensure(person)
         people.append(type(person).objects.get(pk=person.pk))
     refusals = {"ValidationError", "EditConflict"}
     for _round in range(3):
         open_version = decision_type.versions.filter(
             status__in=ContractVersion.OPEN_STATUSES
         ).first() or services.version_start_draft(actor=owner, decision_type=decision_type)
-        version = approved_version(open_version, owner, reviewer)
+        version = approved_version(open_version, owner, reviewer, devices)
         sha256 = review.report_for(version).sha256
         works = [
-            ("publish", lambda o=o, v=version: review.version_publish(actor=o, version=v).sha256)
+            ("publish", lambda o=o, v=version: devices.publish(actor=o, version=v).sha256)
             for o in owners
         ]
         works.append(
@@ -146,7 +146,7 @@ def test_publishing_starting_a_draft_and_approving_at_once_never_deadlocks(
         works += [
             (
                 "approve",
-                lambda r=r, v=version, h=sha256: review.version_approve(
+                lambda r=r, v=version, h=sha256: devices.approve(
                     actor=r, version=v, report_sha256=h
                 ).pk,
             )

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from contracts import selectors, services
-from publishing import review, signing
+from publishing import review
 from scenarios import services as scenario_services
 from scenarios.models import Scenario
 
@@ -19,7 +19,7 @@ SCENARIOS = 200
 
 
 @pytest.fixture
-def wide(owner, reviewer, catalogue):
+def wide(owner, reviewer, catalogue, devices):
     from contracts import roles
 
     decision_type = services.decision_type_create(
@@ -75,11 +75,11 @@ def wide(owner, reviewer, catalogue):
         for i in range(SCENARIOS)
     )
     for person in (owner, reviewer):
-        signing.signing_key_ensure(user=person)
+        devices.ensure(person)
     return decision_type, version
 
 
-def test_a_200_scenario_impact_report_and_bundle(wide, owner, reviewer, record_property):
+def test_a_200_scenario_impact_report_and_bundle(wide, owner, reviewer, record_property, devices):
     decision_type, version = wide
     reviewer = type(reviewer).objects.get(pk=reviewer.pk)
     version = review.version_submit(
@@ -89,10 +89,10 @@ def test_a_200_scenario_impact_report_and_bundle(wide, owner, reviewer, record_p
     report = review.report_for(version)
     first_report = time.perf_counter() - started
     started = time.perf_counter()
-    review.version_approve(actor=reviewer, version=version, report_sha256=report.sha256)
+    devices.approve(actor=reviewer, version=version, report_sha256=report.sha256)
     approve = time.perf_counter() - started
     started = time.perf_counter()
-    bundle = review.version_publish(actor=owner, version=version)
+    bundle = devices.publish(actor=owner, version=version)
     publish = time.perf_counter() - started
 
     draft = services.version_start_draft(actor=owner, decision_type=decision_type)

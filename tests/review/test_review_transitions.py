@@ -21,10 +21,10 @@ def actions(version) -> list[str]:
     )
 
 
-def approve(version, reviewer, **kwargs):
+def approve(version, reviewer, devices, **kwargs):
     version.refresh_from_db()
     report = review.report_for(version)
-    return review.version_approve(
+    return devices.approve(
         actor=reviewer, version=version, report_sha256=report.sha256, **kwargs
     )
 
@@ -60,9 +60,9 @@ def test_an_invalid_draft_cannot_be_submitted(suite, draft, owner, keys):
     assert draft.status == Status.DRAFT
 
 
-def test_approval_records_the_version_and_report_it_saw(submitted, reviewer):
+def test_approval_records_the_version_and_report_it_saw(submitted, reviewer, devices):
     report = review.report_for(submitted)
-    approval = review.version_approve(
+    approval = devices.approve(
         actor=reviewer, version=submitted, report_sha256=report.sha256, comment="fine"
     )
     submitted.refresh_from_db()
@@ -77,7 +77,9 @@ def test_approval_records_the_version_and_report_it_saw(submitted, reviewer):
     assert event.changes["report_sha256"] == report.sha256
 
 
-def test_publish_supersedes_the_previous_version_and_chains_bundles(published, owner, reviewer):
+def test_publish_supersedes_the_previous_version_and_chains_bundles(
+    published, owner, reviewer, devices
+):
     first = published.version
     assert first.status == Status.PUBLISHED
     assert published.parent is None
@@ -85,8 +87,8 @@ def test_publish_supersedes_the_previous_version_and_chains_bundles(published, o
     second = review.version_submit(
         actor=owner, version=second, expected_lock_version=second.lock_version
     )
-    approve(second, reviewer)
-    bundle = review.version_publish(actor=owner, version=second)
+    approve(second, reviewer, devices)
+    bundle = devices.publish(actor=owner, version=second)
     first.refresh_from_db()
     assert (first.status, bundle.version.status) == (Status.SUPERSEDED, Status.PUBLISHED)
     assert bundle.parent == published
@@ -94,18 +96,18 @@ def test_publish_supersedes_the_previous_version_and_chains_bundles(published, o
     assert Review.objects.get(version=second).outcome == "published"
 
 
-def test_only_approved_versions_publish(submitted, owner):
+def test_only_approved_versions_publish(submitted, owner, devices):
     with pytest.raises(ValidationError) as raised:
-        review.version_publish(actor=owner, version=submitted)
+        devices.publish(actor=owner, version=submitted)
     assert raised.value.messages == [
         review.NOT_APPROVED.format(number=submitted.number, status="in review")
     ]
     assert not Bundle.objects.exists()
 
 
-def test_reviewers_do_not_publish(approved, reviewer):
+def test_reviewers_do_not_publish(approved, reviewer, devices):
     with pytest.raises(PermissionDenied):
-        review.version_publish(actor=reviewer, version=approved)
+        devices.publish(actor=reviewer, version=approved)
 
 
 def test_request_changes_needs_a_comment_and_voids_approvals(approved, reviewer, owner):
@@ -135,12 +137,13 @@ def test_request_changes_needs_a_comment_and_voids_approvals(approved, reviewer,
     assert Review.objects.filter(version=version).count() == 2
 
 
-def test_owners_do_not_approve_or_request_changes(submitted, owner, viewer):
+def test_owners_do_not_approve_or_request_changes(submitted, owner, viewer, devices):
     for person in (owner, viewer):
+        devices.ensure(person)  # a key does not make anyone a reviewer
         with pytest.raises(PermissionDenied):
             review.version_request_changes(actor=person, version=submitted, comment="no")
         with pytest.raises(PermissionDenied):
-            approve(submitted, person)
+            approve(submitted, person, devices)
 
 
 def test_retire_a_published_version_and_abandon_a_draft(published, owner):
@@ -169,9 +172,9 @@ def test_withdraw_returns_to_draft(approved, owner):
     assert not Approval.objects.standing().filter(version=version).exists()
 
 
-def test_buttons_carry_the_lock_version(approved, owner):
+def test_buttons_carry_the_lock_version(approved, owner, devices):
     with pytest.raises(services.EditConflict):
-        review.version_publish(
+        devices.publish(
             actor=owner, version=approved, expected_lock_version=approved.lock_version - 1
         )
 
@@ -179,24 +182,23 @@ def test_buttons_carry_the_lock_version(approved, owner):
 # --------------------------------------------------------------------------- four eyes
 
 
-def test_the_owner_cannot_approve_their_own_version(submitted, owner):
+def test_the_owner_cannot_approve_their_own_version(submitted, owner, devices):
     # Even with the review permission: four eyes is about the person, not the role.
     from guardian.shortcuts import assign_perm
 
     assign_perm("review_decisiontype", owner, submitted.decision_type)
     owner = type(owner).objects.get(pk=owner.pk)
     with pytest.raises(PermissionDenied) as raised:
-        approve(submitted, owner)
+        approve(submitted, owner, devices)
     assert str(raised.value) == review.OWN_VERSION.format(number=submitted.number)
     assert not review.may_approve(owner, submitted)
 
 
-def test_an_editor_cannot_approve(suite, draft, owner, make_user, keys):
+def test_an_editor_cannot_approve(suite, draft, owner, make_user, keys, devices):
     from contracts import roles
-    from publishing import signing
 
     colleague = make_user("cora", roles.POLICY_OWNERS)
-    signing.signing_key_ensure(user=colleague)
+    devices.ensure(colleague)
     services.access_grant(
         actor=owner, decision_type=draft.decision_type, user=colleague, role=roles.Role.OWNER
     )
@@ -217,10 +219,10 @@ def test_an_editor_cannot_approve(suite, draft, owner, make_user, keys):
     colleague = type(colleague).objects.get(pk=colleague.pk)
     assert colleague.pk in review.authors(draft)
     with pytest.raises(PermissionDenied):
-        approve(draft, colleague)
+        approve(draft, colleague, devices)
 
 
-def test_an_edit_after_approval_voids_it_and_returns_to_draft(approved, owner, reviewer):
+def test_an_edit_after_approval_voids_it_and_returns_to_draft(approved, owner, reviewer, devices):
     proposition = approved.propositions.get(key="waiver_valid")
     services.accepted_class_move(
         actor=owner,
@@ -239,52 +241,51 @@ def test_an_edit_after_approval_voids_it_and_returns_to_draft(approved, owner, r
         actor=owner, version=approved, expected_lock_version=approved.lock_version
     )
     with pytest.raises(ValidationError):
-        review.version_publish(actor=owner, version=approved)
-    approve(approved, reviewer)
-    assert review.version_publish(actor=owner, version=approved).version == approved
+        devices.publish(actor=owner, version=approved)
+    approve(approved, reviewer, devices)
+    assert devices.publish(actor=owner, version=approved).version == approved
 
 
-def test_an_approval_whose_report_changed_is_refused(submitted, reviewer, owner):
+def test_an_approval_whose_report_changed_is_refused(submitted, reviewer, owner, devices):
     from scenarios.models import Scenario
 
     seen = review.report_for(submitted).sha256
     scenario = Scenario.objects.filter(decision_type=submitted.decision_type).first()
     Scenario.objects.filter(pk=scenario.pk).update(expected_slots={"waiver_valid": "supported"})
     with pytest.raises(ValidationError) as raised:
-        review.version_approve(actor=reviewer, version=submitted, report_sha256=seen)
+        devices.approve(actor=reviewer, version=submitted, report_sha256=seen)
     assert raised.value.messages == [review.REPORT_CHANGED]
     assert not Approval.objects.exists()
 
 
 def test_approving_twice_and_approving_without_a_key_are_refused(
-    submitted, reviewer, make_user, owner
+    submitted, reviewer, make_user, owner, devices
 ):
     from contracts import roles
 
-    approve(submitted, reviewer)
+    approve(submitted, reviewer, devices)
     with pytest.raises(ValidationError):
-        approve(submitted, reviewer)
+        approve(submitted, reviewer, devices)
     keyless = make_user("kim", roles.RISK_REVIEWERS)
     services.access_grant(
         actor=owner, decision_type=submitted.decision_type, user=keyless, role=roles.Role.REVIEWER
     )
     keyless = type(keyless).objects.get(pk=keyless.pk)
     with pytest.raises(ValidationError) as raised:
-        approve(submitted, keyless)
+        approve(submitted, keyless, devices)
     assert raised.value.messages == [review.NO_SIGNING_KEY.format(username="kim")]
 
 
-def test_a_second_reviewer_adds_a_signature(approved, owner, make_user):
+def test_a_second_reviewer_adds_a_signature(approved, owner, make_user, devices):
     from contracts import roles
-    from publishing import signing
 
     second = make_user("rhea", roles.RISK_REVIEWERS)
-    signing.signing_key_ensure(user=second)
+    devices.ensure(second)
     services.access_grant(
         actor=owner, decision_type=approved.decision_type, user=second, role=roles.Role.REVIEWER
     )
-    approve(approved, type(second).objects.get(pk=second.pk))
-    bundle = review.version_publish(actor=owner, version=approved)
+    approve(approved, type(second).objects.get(pk=second.pk), devices)
+    bundle = devices.publish(actor=owner, version=approved)
     signers = [(s["signer"], s["role"]) for s in bundle.document["signatures"]]
     assert signers == [("olivia", "publisher"), ("rafael", "approver"), ("rhea", "approver")]
 
@@ -297,7 +298,7 @@ def test_one_active_review_per_version_is_a_database_rule(submitted, owner):
 
 
 def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
-    approved, owner, reviewer
+    approved, owner, reviewer, devices
 ):
     """The bundle carries the scenarios and their expectations, signed by the approver: the
     approver must have seen them. Editing an expectation after the approval changes the impact
@@ -315,7 +316,7 @@ def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
         expected_slots=scenario.expected_slots | {slot: flipped},
     )
     with pytest.raises(ValidationError) as caught:
-        review.version_publish(actor=owner, version=approved)
+        devices.publish(actor=owner, version=approved)
     assert caught.value.messages == [review.REPORT_CHANGED_SINCE_APPROVAL.format(number=1)]
     approved.refresh_from_db()
     assert approved.status == "approved" and not Bundle.objects.exists()
@@ -327,9 +328,9 @@ def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
         actor=owner, version=approved, expected_lock_version=approved.lock_version
     )
     report = review.report_for(approved)
-    review.version_approve(actor=reviewer, version=approved, report_sha256=report.sha256)
+    devices.approve(actor=reviewer, version=approved, report_sha256=report.sha256)
     approved.refresh_from_db()
-    assert review.version_publish(actor=owner, version=approved).version_id == approved.pk
+    assert devices.publish(actor=owner, version=approved).version_id == approved.pk
 
 
 def test_a_draft_started_after_an_abandoned_one_copies_the_published_contract(published, owner):

@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
+from test_review_views import signed_form  # the review pages' helper
 
 from contracts.models import Approval, AuditEvent, ContractVersion, ViolationJustification
 from publishing import demo as publishing_demo
@@ -129,14 +130,14 @@ def test_approve_needs_every_widening_acknowledged_and_records_them(in_review):
     report = review.report_for(in_review)
     assert report.widenings
     with pytest.raises(ValidationError) as refused:
-        review.version_approve(
+        publishing_demo.demo_key_files().approve(
             actor=person("rafael"), version=in_review, report_sha256=report.sha256,
             acknowledged_widenings=report.widening_ids[1:],
         )  # fmt: skip
     assert report.widening_ids[0] in refused.value.messages[0]
     assert "acknowledged" in refused.value.messages[0]
     assert not Approval.objects.filter(version=in_review).exists()
-    approval = review.version_approve(
+    approval = publishing_demo.demo_key_files().approve(
         actor=person("rafael"), version=in_review, report_sha256=report.sha256,
         acknowledged_widenings=report.widening_ids,
     )  # fmt: skip
@@ -146,7 +147,7 @@ def test_approve_needs_every_widening_acknowledged_and_records_them(in_review):
 
 def test_publish_is_refused_while_a_violation_has_no_justification(in_review):
     report = review.report_for(in_review)
-    review.version_approve(
+    publishing_demo.demo_key_files().approve(
         actor=person("rafael"), version=in_review, report_sha256=report.sha256,
         acknowledged_widenings=report.widening_ids,
     )  # fmt: skip
@@ -177,9 +178,11 @@ def test_approve_view_refuses_without_the_acknowledgement(client, in_review):
     refused = client.post(url, {"report_sha256": report.sha256})
     assert refused.status_code == 422
     assert "needs each widening acknowledged" in refused.content.decode()
-    done = client.post(
-        url, {"report_sha256": report.sha256, "acknowledged_widenings": report.widening_ids}
+    page = client.get(reverse("version_review", args=[demo.ATLAS_KEY, in_review.number]))
+    signed = signed_form(
+        page.content.decode(), "approve", publishing_demo.demo_key_files(), person("rafael")
     )
+    done = client.post(url, {**signed, "acknowledged_widenings": report.widening_ids})
     assert done.status_code == 302
     assert Approval.objects.get(version=in_review).acknowledged_widenings == report.widenings
 

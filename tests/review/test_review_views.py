@@ -3,13 +3,16 @@ bundle download, the version history, the diff and the public keys."""
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 import re
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from contracts import services
+from contracts import roles, services
 from contracts.models import Approval, ContractVersion
 from publishing import review
 from workbench.views import review as review_views
@@ -31,6 +34,21 @@ def signed_in(user) -> Client:
 
 def buttons(page: str) -> set[str]:
     return set(re.findall(r'action="/types/[^"]+/v\d+/([a-z-]+)/"', page))
+
+
+def signed_form(page: str, form_id: str, devices, person) -> dict[str, str]:
+    """The form's hidden fields and the statement it shows, signed with the person's key
+    file as `evidence-compiler sign-approval` signs it and pasted into the form."""
+    form = re.search(rf'<form[^>]*id="{form_id}"[^>]*>(.*?)</form>', page, re.S).group(1)
+    data = {
+        html.unescape(name): html.unescape(value)
+        for name, value in re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', form)
+    }
+    shown = re.search(r'data-statement="([^"]+)"', form).group(1)
+    statement = json.loads(base64.b64decode(shown))
+    signed = devices.sign(person, statement)
+    data["signed_statement"] = json.dumps(signed.model_dump(mode="json"))
+    return data
 
 
 def test_the_owner_sees_submit_and_the_reviewer_does_not(suite, draft, owner, reviewer, keys):
@@ -84,16 +102,27 @@ def test_the_views_refuse_a_post_the_action_would_refuse(submitted, owner, revie
     assert not Approval.objects.exists()
 
 
-def test_approve_records_the_report_the_page_showed(submitted, reviewer):
+def test_approve_records_the_report_the_page_showed(submitted, reviewer, devices):
     client = signed_in(reviewer)
     page = client.get(url(submitted, "version_impact")).content.decode()
     shown = re.search(r'name="report_sha256" value="([0-9a-f]{64})"', page).group(1)
-    response = client.post(url(submitted, "version_approve"), {"report_sha256": shown})
+    data = signed_form(page, "approve", devices, reviewer)
+    assert data["report_sha256"] == shown
+    # Unsigned, nothing is approved: the signature is the reviewer's, made on their side.
+    unsigned = client.post(url(submitted, "version_approve"), {"report_sha256": shown})
+    assert unsigned.status_code == 422
+    assert html.escape(review.NOT_SIGNED) in unsigned.content.decode()
+    assert not Approval.objects.exists()
+    response = client.post(url(submitted, "version_approve"), data)
     assert response.status_code == 302 and response["Location"] == url(submitted, "version_review")
-    assert Approval.objects.get().report_sha256 == shown
+    approval = Approval.objects.get()
+    assert approval.report_sha256 == shown
+    assert approval.statement["report_sha256"] == shown and approval.signature
     # A report hash that is not the current one is refused with the reason.
     submitted.refresh_from_db()
-    response = client.post(url(submitted, "version_approve"), {"report_sha256": "0" * 64})
+    response = client.post(
+        url(submitted, "version_approve"), {**data, "report_sha256": "0" * 64}
+    )
     assert response.status_code == 422
 
 
@@ -109,13 +138,13 @@ def test_request_changes_needs_a_comment(submitted, reviewer):
     assert submitted.status == "changes_requested"
 
 
-def test_publish_then_download_the_bundle(approved, owner, viewer):
+def test_publish_then_download_the_bundle(approved, owner, viewer, devices):
     client = signed_in(owner)
     page = client.get(url(approved, "version_review")).content.decode()
     assert "publish" in buttons(page)
-    response = client.post(
-        url(approved, "version_publish"), {"lock_version": approved.lock_version}
-    )
+    data = signed_form(page, "publish", devices, owner)
+    assert data["lock_version"] == str(approved.lock_version)
+    response = client.post(url(approved, "version_publish"), data)
     assert response.status_code == 302
     approved.refresh_from_db()
     assert approved.status == "published"
@@ -156,20 +185,53 @@ def test_version_history_and_diff(published, owner, viewer):
     assert client.get(diff + "?from=9&to=1").status_code == 404
 
 
-def test_public_keys_page_and_creating_ones_own_key(keys, make_user):
-    from contracts import roles
+def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(
+    keys, make_user, tmp_path
+):
+    from compiler.keys import write_key_files
+    from contracts.models import AuditAction, AuditEvent
+    from publishing import signing
+    from workbench.views.keys import KEY_REVOKED
 
     newcomer = make_user("nia", roles.RISK_REVIEWERS)
     client = signed_in(newcomer)
     page = client.get(reverse("signing_keys")).content.decode()
     assert keys["owner"].key_id in page and keys["reviewer"].key_id in page
-    assert "Create my signing key" in page
-    response = client.post(reverse("signing_key_create"), follow=True)
+    assert "data-keygen-button" in page  # signing.js creates the key in the browser
+    first = (write_key_files(tmp_path / "one", "nia")[1]).read_text()
+    response = client.post(
+        reverse("signing_key_create"), {"public_key": first, "origin": "cli"}, follow=True
+    )
     mine = newcomer.signing_keys.get()
     assert review_views.KEY_CREATED.format(key_id=mine.key_id) in response.content.decode()
-    # A second one is refused (rotation is an operator's command).
-    response = client.post(reverse("signing_key_create"), follow=True)
-    assert newcomer.signing_keys.count() == 1
+    assert mine.origin == "cli" and not mine.private_key_encrypted
+    # The same key again is refused; a new one rotates the first out (kept, retired).
+    response = client.post(
+        reverse("signing_key_create"), {"public_key": first, "origin": "cli"}, follow=True
+    )
+    assert signing.KEY_REGISTERED.format(key_id=mine.key_id) in response.content.decode()
+    second = (write_key_files(tmp_path / "two", "nia")[1]).read_text()
+    client.post(reverse("signing_key_create"), {"public_key": second, "origin": "browser"})
+    assert newcomer.signing_keys.count() == 2
+    current = signing.signing_key(newcomer)
+    assert current.origin == "browser" and current.key_id != mine.key_id
+    # Revoking: audited, and the person has no key to sign with until they register one.
+    response = client.post(
+        reverse("signing_key_revoke"), {"key_id": current.key_id}, follow=True
+    )
+    assert KEY_REVOKED.format(key_id=current.key_id) in response.content.decode()
+    assert signing.signing_key(newcomer) is None
+    actions = list(
+        AuditEvent.objects.filter(
+            action__in=[AuditAction.SIGNING_KEY_REGISTERED, AuditAction.SIGNING_KEY_REVOKED]
+        ).values_list("action", flat=True)
+    )
+    assert actions.count(AuditAction.SIGNING_KEY_REVOKED) == 1
+    assert actions.count(AuditAction.SIGNING_KEY_REGISTERED) >= 2
+    # Nobody revokes someone else's key.
+    assert client.post(
+        reverse("signing_key_revoke"), {"key_id": keys["owner"].key_id}
+    ).status_code == 404
 
 
 def test_every_hx_post_has_a_real_action(approved, owner, reviewer):

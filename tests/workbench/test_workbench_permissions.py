@@ -76,6 +76,7 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     # Review and publishing (the walk's version is a draft: it has no bundle yet).
     "signing_keys": ("site", {"GET"}),
     "signing_key_create": ("self", {"POST"}),
+    "signing_key_revoke": ("own_key", {"POST"}),
     "decision_type_versions": ("read", {"GET"}),
     "version_diff": ("read", {"GET"}),
     "version_start_draft": ("new_draft", {"POST"}),
@@ -111,6 +112,9 @@ def expected(name: str, person: str, method: str) -> int:
     if kind == "self":
         # Everyone signed in may create their own signing key; the page follows.
         return 302
+    if kind == "own_key":
+        # One revokes only a key of one's own: the walk names none.
+        return 404
     if kind == "bundle":
         # A draft has no bundle, and a type one cannot see has no versions at all.
         return 404

@@ -14,6 +14,7 @@ from publishing import review, signing
 
 # Messages tests assert on.
 KEY_CREATED = "Your signing key is {key_id}."
+KEY_REVOKED = "Key {key_id} is revoked: what it signs from now on is invalid."
 
 
 @require_GET
@@ -40,12 +41,34 @@ def signing_keys(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def signing_key_create(request: HttpRequest) -> HttpResponse:
-    """A signed-in person creates their own first key (rotation is an operator's command)."""
+    """A signed-in person registers their own public key, made in this browser (signing.js)
+    or with `evidence-compiler keygen`; a current key is rotated out."""
     try:
-        key = signing.signing_key_generate(actor=request.user, user=request.user)
+        key = signing.signing_key_register(
+            actor=request.user,
+            user=request.user,
+            public_key=request.POST.get("public_key", ""),
+            origin=request.POST.get("origin", ""),
+        )
     except ValidationError as error:
         for message in error.messages:
             messages.error(request, message)
     else:
         messages.success(request, KEY_CREATED.format(key_id=key.key_id))
+    return redirect("signing_keys")
+
+
+@require_POST
+def signing_key_revoke(request: HttpRequest) -> HttpResponse:
+    """A person revokes one of their own keys (superusers anyone's)."""
+    key = signing.key_by_id(request.POST.get("key_id", ""))
+    if key is None or not (key.user_id == request.user.pk or request.user.is_superuser):
+        raise Http404("No such key of yours.")
+    try:
+        signing.signing_key_revoke(actor=request.user, signing_key=key)
+    except ValidationError as error:
+        for message in error.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, KEY_REVOKED.format(key_id=key.key_id))
     return redirect("signing_keys")

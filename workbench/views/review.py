@@ -11,6 +11,7 @@ partial of `contracts/review.html` back; a plain POST redirects to the page.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -75,6 +76,8 @@ class ApproveForm(forms.Form):
     report_sha256 = forms.RegexField(regex=r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
     comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     acknowledged_widenings = _AnyIds(required=False)
+    # {"statement", "signature"}: made by signing.js in the page, or by sign-approval.
+    signed_statement = forms.CharField(required=False, max_length=20000)
 
 
 class JustifyForm(forms.Form):
@@ -82,6 +85,11 @@ class JustifyForm(forms.Form):
     perturbation = forms.CharField(max_length=300)
     proposition = forms.CharField(max_length=200, required=False)
     text = forms.CharField(max_length=4000)
+
+
+class PublishForm(LockForm):
+    published_at = forms.DateTimeField(widget=forms.HiddenInput)
+    signed_statement = forms.CharField(required=False, max_length=20000)
 
 
 class RequestChangesForm(forms.Form):
@@ -150,9 +158,38 @@ def _review_context(
         "blocked": [a for a in actions.values() if a.blocked],
         "warnings": _warnings(version),
         "report": _report_or_none(version) if actions[review.APPROVE].allowed else None,
-        "reviewer_needs_key": can_review and signing.active_key(user) is None,
+        "reviewer_needs_key": can_review and signing.signing_key(user) is None,
+        **_statements(user, version, actions),
         "errors": errors or [],
         "changes_form": changes_form or RequestChangesForm(),
+    }
+
+
+def _statements(user: Any, version: ContractVersion, actions: Any) -> dict[str, Any]:
+    """The exact statements the person would sign (base64 of their canonical bytes, for
+    signing.js; JSON, for sign-approval and for reading)."""
+    found: dict[str, Any] = {}
+    try:
+        if actions[review.APPROVE].allowed and signing.signing_key(user) is not None:
+            report = _report_or_none(version)
+            if report is not None:
+                statement = review.approval_statement(
+                    user, version, report.sha256, report.widening_ids
+                )
+                found["approval_statement"] = _shown(statement)
+        if actions[review.PUBLISH].allowed and signing.signing_key(user) is not None:
+            draft = review.publication_draft(actor=user, version=version)
+            found["publication_statement"] = _shown(draft.statement)
+            found["published_at"] = draft.published_at.isoformat()
+    except ValidationError as exc:
+        found["statement_problem"] = " ".join(exc.messages)
+    return found
+
+
+def _shown(statement: Any) -> dict[str, str]:
+    return {
+        "base64": review.statement_base64(statement),
+        "json": json.dumps(statement.model_dump(mode="json"), indent=2),
     }
 
 
@@ -310,6 +347,7 @@ def version_approve(request: HttpRequest, key: str, number: int) -> HttpResponse
             actor=request.user,
             version=version,
             report_sha256=data["report_sha256"],
+            signed_statement=data["signed_statement"],
             comment=data["comment"],
             acknowledged_widenings=data["acknowledged_widenings"],
         ),
@@ -353,7 +391,11 @@ def version_request_changes(request: HttpRequest, key: str, number: int) -> Http
 def version_publish(request: HttpRequest, key: str, number: int) -> HttpResponse:
     def act(version: ContractVersion, data: dict[str, Any]) -> object:
         return review.version_publish(
-            actor=request.user, version=version, expected_lock_version=data["lock_version"]
+            actor=request.user,
+            version=version,
+            signed_statement=data["signed_statement"],
+            published_at=data["published_at"],
+            expected_lock_version=data["lock_version"],
         )
 
     return _transition(
@@ -361,7 +403,7 @@ def version_publish(request: HttpRequest, key: str, number: int) -> HttpResponse
         key,
         number,
         action=review.PUBLISH,
-        form_class=LockForm,
+        form_class=PublishForm,
         act=act,
         done=lambda version, bundle: PUBLISHED.format(
             number=version.number, sha256=bundle.sha256[:12] + "…"

@@ -25,7 +25,10 @@ class Command(BaseCommand):
         directory.mkdir(parents=True, exist_ok=True)
         keys = list(signing.all_keys())
         if not keys:
-            raise CommandError("No signing keys yet: python manage.py generate_signing_key USER")
+            raise CommandError(
+                "No signing keys yet: register one (Signing keys page, or "
+                "python manage.py register_signing_key USER NAME.pub.pem)"
+            )
         entries = signing.key_set_entries()
         for key, entry in zip(keys, entries, strict=True):
             path = directory / f"{key.user.get_username()}-{key.key_id}.pem"

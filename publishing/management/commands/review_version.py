@@ -26,6 +26,7 @@ class Command(BaseCommand):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--key-dir", help="the directory holding USERNAME.key (keygen)")
         parser.add_argument("decision_type")
         parser.add_argument("action", choices=ACTIONS)
         parser.add_argument("--version", type=int, dest="number", required=True)
@@ -53,7 +54,7 @@ class Command(BaseCommand):
                     self.stdout.write(f"  - {change['text']}\n")
                 self.stdout.write(f"report sha256 {report.sha256}\n")
                 if action == "approve":
-                    review.version_approve(
+                    _key_files(options).approve(
                         actor=actor, version=version, report_sha256=report.sha256, comment=comment
                     )
             elif action == "submit":
@@ -63,7 +64,7 @@ class Command(BaseCommand):
             elif action == "request-changes":
                 review.version_request_changes(actor=actor, version=version, comment=comment)
             elif action == "publish":
-                bundle = review.version_publish(actor=actor, version=version)
+                bundle = _key_files(options).publish(actor=actor, version=version)
                 self.stdout.write(f"bundle sha256 {bundle.sha256}\n")
             elif action == "retire":
                 review.version_retire(actor=actor, version=version, reason=comment)
@@ -79,3 +80,13 @@ class Command(BaseCommand):
             f"{version.decision_type.key} version {version.number} is "
             f"{version.get_status_display().lower()}\n"
         )
+
+
+def _key_files(options: Any) -> Any:
+    """Approving and publishing are signed with the person's own key file (keygen's
+    `--out` directory, holding USERNAME.key): the workbench holds no private key."""
+    from publishing.demo import KeyFiles
+
+    if not options.get("key_dir"):
+        raise CommandError("approve and publish sign with your key file: pass --key-dir DIR")
+    return KeyFiles(options["key_dir"])
