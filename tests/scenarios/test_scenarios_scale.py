@@ -4,6 +4,7 @@ renders; the database backend queues a run that `db_worker` then executes."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 from django.core.management import call_command
@@ -13,7 +14,7 @@ from django.urls import reverse
 
 from contracts import selectors as contract_selectors
 from contracts import services as contract_services
-from scenarios import services
+from scenarios import selectors, services
 from scenarios.models import Scenario, SuiteRun
 
 PROPOSITIONS = [f"fact_{i:02d}" for i in range(10)]
@@ -131,8 +132,57 @@ def test_a_200_scenario_suite_completes_and_renders(client, owner, wide):
     assert run.results.count() == run.summary["compiles"] > 200 * 10
     client.force_login(owner)
     count, page = matrix_queries(client, decision_type, run)
-    assert page.count('<tr class="base"') == 200
+    assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
     assert f"<strong>{run.summary['perturbations']}</strong>" in page
+    # Every page together is the whole matrix, each row once.
+    url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": run.pk})
+    pages = [client.get(f"{url}?page={n}").content.decode() for n in range(1, 5)]
+    assert sum(p.count('<tr class="base"') for p in pages) == 200
+    assert sum(p.count('class="cell') for p in pages) == 10 * run.summary["compiles"]
+    assert 'rel="next"' not in pages[-1] and 'rel="prev"' in pages[-1]
+
+
+def test_the_run_page_does_not_grow_with_the_number_of_scenarios(client, owner, wide):
+    """The page opens on the totals and the first page of rows; the rest come a page at a
+    time (htmx `revealed`, or the pager's links)."""
+    decision_type, version, corpus = wide
+    client.force_login(owner)
+    add_scenarios(decision_type, corpus, owner, 60)
+    smaller = services.run_start(actor=owner, version=version)
+    add_scenarios(decision_type, corpus, owner, 90, start=60)
+    larger = services.run_start(actor=owner, version=version)
+    _, small_page = matrix_queries(client, decision_type, smaller)
+    _, large_page = matrix_queries(client, decision_type, larger)
+    for page in (small_page, large_page):
+        assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
+    assert small_page.count("<tr") == large_page.count("<tr")
+    assert small_page.count('class="cell') == large_page.count('class="cell')
+    assert len(large_page) < 1.02 * len(small_page)  # ids and totals have more digits
+    assert f"<strong>{larger.summary['perturbations']}</strong>" in large_page
+    # The lazy-loading row fetches the next page's rows alone, with its own such row.
+    url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": larger.pk})
+    assert f'hx-get="{url}?page=2&amp;partial=rows"' in large_page
+    rows = client.get(f"{url}?page=2&partial=rows", headers={"HX-Request": "true"})
+    fragment = rows.content.decode()
+    assert "<html" not in fragment and "<table" not in fragment
+    assert fragment.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
+    assert "page=3&amp;partial=rows" in fragment
+    last = client.get(f"{url}?page=3&partial=rows", headers={"HX-Request": "true"})
+    assert last.content.decode().count('<tr class="base"') == 150 - 100
+    assert "partial=rows" not in last.content.decode()
+
+
+def test_the_streamed_report_is_the_run_report(client, owner, wide):
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 30)
+    run = services.run_start(actor=owner, version=version)
+    client.force_login(owner)
+    url = reverse("scenarios:run_report", kwargs={"key": decision_type.key, "pk": run.pk})
+    response = client.get(url)
+    assert response.streaming
+    streamed = json.loads(b"".join(response.streaming_content))
+    assert streamed == selectors.run_report(run=run)
+    assert streamed["failures"] and streamed["flips"]
 
 
 @pytest.mark.django_db(transaction=True)
