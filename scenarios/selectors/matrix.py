@@ -90,8 +90,9 @@ def run_propositions(run: SuiteRun) -> list[str]:
 
 
 # Scenarios (each with its perturbations) per page of the matrix's detail rows: the page
-# of a 10,000-scenario run holds what a 50-scenario one does (docs/scenarios.md).
-MATRIX_PAGE_SCENARIOS = 50
+# of a 10,000-scenario run holds what a 20-scenario one does (docs/scenarios.md). 20
+# scenarios of 10 propositions are about 4,000 cells, 1 MB of HTML.
+MATRIX_PAGE_SCENARIOS = 20
 
 
 def flip_matrix(

@@ -67,6 +67,7 @@ SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 SUITE_RUN_CHUNK_SCENARIOS = int(os.environ.get("SUITE_RUN_CHUNK_SCENARIOS", "50"))
 # Runs `prune_runs` keeps per version besides those behind published versions.
 RUN_RETENTION_PER_VERSION = int(os.environ.get("RUN_RETENTION_PER_VERSION", "5"))
+RUN_PRUNE_EVERY_SECONDS = 86400  # how often a worker prunes old runs (prune_runs)
 
 MIDDLEWARE = [
     # /healthz and /readyz answer before host validation, redirects and sessions: a load
