@@ -43,28 +43,15 @@ def inputs_sha256(version: ContractVersion) -> str:
 
     An internal key, never shown or signed, so plain sorted JSON is hashed (canonical RFC
     8785 hashing of 10,000 scenarios would cost more than the queries)."""
-    from scenarios.models import CorpusCandidate, Scenario
-    from scenarios.services import weak_classes
+    from scenarios.models import Corpus, CorpusCandidate, Scenario
+    from scenarios.services import SCENARIO_FIELDS, weak_classes
 
     draft = compiled_contract(version).model_dump(mode="json")
     baseline = baseline_version(version)
     published = compiled_contract(baseline).model_dump(mode="json") if baseline else None
     scenarios = Scenario.objects.filter(decision_type_id=version.decision_type_id)
     scenario_rows = scenarios.order_by("position", "name", "id").values_list(
-        "id",
-        "name",
-        "corpus_id",
-        "principal",
-        "roles",
-        "purpose",
-        "entity",
-        "decision_date",
-        "token_budget",
-        "delegation",
-        "named",
-        "expected_slots",
-        "expected_admitted",
-        "expected_rejected",
+        "id", "corpus_id", *SCENARIO_FIELDS
     )
     corpus_ids = scenarios.values("corpus_id")
     candidates = (
@@ -72,8 +59,6 @@ def inputs_sha256(version: ContractVersion) -> str:
         .order_by("corpus_id", "position", "id")
         .values_list("corpus_id", "data")
     )
-    from scenarios.models import Corpus
-
     directories = Corpus.objects.filter(pk__in=corpus_ids).order_by("pk")
     digest = hashlib.sha256()
     for part in (
