@@ -4,6 +4,23 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+def one_chunk_per_active_run(apps, schema_editor):
+    """Runs queued or running before chunks existed become one chunk each, so their task
+    (`execute_suite_run`) or a requeue finds something to compile, resuming after `done`."""
+    SuiteRun = apps.get_model("scenarios", "SuiteRun")
+    SuiteRunChunk = apps.get_model("scenarios", "SuiteRunChunk")
+    for run in SuiteRun.objects.filter(status__in=["queued", "running"]):
+        SuiteRunChunk.objects.create(
+            run=run,
+            number=0,
+            first=0,
+            count=run.total,
+            done=run.done,
+            attempt=run.requeues,
+            status="queued" if run.status == "queued" else "running",
+        )
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -31,4 +48,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('run', 'number'), name='chunk_number_unique'), models.CheckConstraint(condition=models.Q(('done__lte', models.F('count'))), name='chunk_progress')],
             },
         ),
+        migrations.RunPython(one_chunk_per_active_run, migrations.RunPython.noop),
     ]
