@@ -324,3 +324,15 @@ def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(
     assert set(run.chunks.values_list("status", flat=True)) == {SuiteRunChunk.Status.FINISHED}
     claimed_by = set(run.chunks.values_list("claimed_by", flat=True))
     assert claimed_by <= {"w0", "w1"} or all(":" in c for c in claimed_by)
+
+
+def test_coverage_counted_by_the_database_is_the_matrix_s(owner, wide):
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 12)
+    run = services.run_start(actor=owner, version=version)
+    full = selectors.flip_matrix(run=run, page=None)
+    counted = selectors.coverage_matrix(run=run)
+    assert counted.coverage == full.coverage and counted.never == full.never
+    assert sum(n for row in counted.coverage for _, n in row["states"]) == (
+        10 * run.summary["compiles"]
+    )
