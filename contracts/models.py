@@ -762,6 +762,39 @@ class ViolationJustification(models.Model):
         return (self.scenario, self.perturbation, self.proposition)
 
 
+class StoredImpactReport(models.Model):
+    """A version's impact report, computed in the background (`publishing.impact.stored`)
+    and kept by the sha256 of everything it is computed from (`inputs_sha256`): the
+    review page and the approve action read it instead of compiling the suite in a request.
+    `document` and `report_sha256` are exactly what `publishing.impact.impact_report` gives."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Being computed"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    version = models.ForeignKey(
+        ContractVersion, on_delete=models.CASCADE, related_name="impact_reports"
+    )
+    inputs_sha256 = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    document = models.JSONField(null=True, blank=True)
+    report_sha256 = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["version", "inputs_sha256"], name="impact_report_per_inputs"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Impact report of {self.version} ({self.get_status_display().lower()})"
+
+
 # --------------------------------------------------------------------------- signing keys
 
 

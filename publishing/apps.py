@@ -14,3 +14,6 @@ class PublishingConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
+        from .impact import signals
+
+        signals.connect()  # stored impact reports follow their inputs

@@ -117,7 +117,7 @@ def load_review(out: TextIO) -> None:
         version = review.version_submit(
             actor=owner, version=first, expected_lock_version=first.lock_version
         )
-        report = review.report_for(version)
+        report = review.report_ensure(version)
         people.approve(actor=reviewer, version=version, report_sha256=report.sha256)
         bundle = people.publish(actor=owner, version=version)
         draft = services.version_start_draft(actor=owner, decision_type=atlas)

@@ -14,3 +14,4 @@ class Action:
     RUN_REQUEUED = "run.requeued"
     RUN_FINISHED = "run.finished"
     RUN_FAILED = "run.failed"
+    RUN_PRUNED = "run.pruned"

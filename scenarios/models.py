@@ -213,6 +213,40 @@ class SuiteRun(models.Model):
         return round(100 * self.done / self.total) if self.total else 0
 
 
+class SuiteRunChunk(models.Model):
+    """A slice of a run's scenarios (`first`, `count`, in run order) that one worker compiles:
+    a run is split into chunks, one task each, so any number of workers share a large run
+    (each claims tasks with `skip_locked` on PostgreSQL). `done` counts the chunk's scenarios
+    whose results are stored, `attempt` the run's `requeues` it was queued under (a task of an
+    earlier attempt finds it and does nothing), `totals` its share of the run's summary."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+
+    run = models.ForeignKey(SuiteRun, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    first = models.PositiveIntegerField()  # index of its first scenario in the run's order
+    count = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    attempt = models.PositiveSmallIntegerField(default=0)
+    totals = models.JSONField(default=dict, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="chunk_number_unique"),
+            models.CheckConstraint(condition=Q(done__lte=models.F("count")), name="chunk_progress"),
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.number} of {self.run}"
+
+
 class ScenarioResult(models.Model):
     """One compile of a run: a scenario's base (perturbation "") or one of its variants."""
 

@@ -22,7 +22,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from compiler import InvalidInput
@@ -31,7 +32,7 @@ from contracts.services import audit_record
 
 from . import compiling
 from .audit import Action
-from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
+from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
 
 logger = logging.getLogger(__name__)
 
@@ -45,75 +46,128 @@ def _heartbeat_seconds() -> float:
     return settings.SUITE_RUN_HEARTBEAT_SECONDS
 
 
+# Result positions a scenario may use: scenario i's rows are at i * POSITION_STRIDE and on,
+# so chunks compiled apart (in any order, by any worker) number their rows as one run would.
+POSITION_STRIDE = 1000
+TOO_MANY_COMPILES = "Scenario {name!r} gave {count} compiles; a scenario may give at most {most}."
+
+
+def chunk_scenarios() -> int:
+    """Scenarios per chunk: small enough that a worker asked to stop (SIGTERM, which lets the
+    task in hand finish) stops within seconds, large enough that the per-chunk setup (the
+    contract, the corpora) stays small beside the compiles."""
+    return settings.SUITE_RUN_CHUNK_SCENARIOS
+
+
 def run_execute(*, run_id: int) -> SuiteRun:
-    """Compile every scenario of the run, committing results, progress and a heartbeat about
-    every `SUITE_RUN_HEARTBEAT_SECONDS` so the progress bar moves and a stopped worker shows;
-    a requeued run resumes after the scenarios whose results are already stored. The worker
-    (or the immediate backend) calls this."""
-    run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run_id)
-    # Claim the run: only a queued run starts, and only once, whoever else holds its task.
+    """Compile every chunk of the run still queued, one after another, here: what
+    `services.run_start(..., background=False)` does (the worker takes one chunk a task)."""
+    chunks = SuiteRunChunk.objects.filter(run_id=run_id, status=SuiteRunChunk.Status.QUEUED)
+    for pk in list(chunks.order_by("number").values_list("pk", flat=True)):
+        chunk_execute(chunk_id=pk)
+    return SuiteRun.objects.get(pk=run_id)
+
+
+def chunk_execute(*, chunk_id: int, worker: str = "") -> SuiteRun:
+    """Compile one chunk of a run, committing results, progress and a heartbeat about every
+    `SUITE_RUN_HEARTBEAT_SECONDS` so the progress bar moves and a stopped worker shows; a
+    requeued chunk resumes after its scenarios whose results are already stored. The last
+    chunk to finish finishes the run. The worker (or the immediate backend) calls this."""
+    chunk = SuiteRunChunk.objects.select_related("run").get(pk=chunk_id)
+    run = chunk.run
+    # Claim the run (the first chunk to start does) and the chunk: only a queued chunk of the
+    # run's current attempt starts, and only once, whoever else holds a task for it.
     now = timezone.now()
-    claimed = SuiteRun.objects.filter(pk=run.pk, status=SuiteRun.Status.QUEUED).update(
-        status=SuiteRun.Status.RUNNING,
-        started_at=run.started_at or now,
-        heartbeat_at=now,
-    )
+    with transaction.atomic():
+        SuiteRun.objects.filter(pk=run.pk, status=SuiteRun.Status.QUEUED).update(
+            status=SuiteRun.Status.RUNNING, started_at=Coalesce("started_at", Value(now))
+        )
+        claimed = SuiteRunChunk.objects.filter(
+            pk=chunk.pk,
+            status=SuiteRunChunk.Status.QUEUED,
+            run__status=SuiteRun.Status.RUNNING,
+            run__requeues=F("attempt"),
+        ).update(status=SuiteRunChunk.Status.RUNNING, claimed_by=worker[:200], heartbeat_at=now)
+        if claimed:
+            SuiteRun.objects.filter(pk=run.pk).update(heartbeat_at=now)
     if not claimed:
         return run
-    run.refresh_from_db()
-    claim = _RunClaim(run)
-    started = time.perf_counter()
+    chunk.refresh_from_db()
+    run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run.pk)
+    claim = _RunClaim(run, chunk)
     writer = _ResultWriter()
     try:
-        summary, contract_sha256 = _compile_run(run, writer, claim)
-        summary["seconds"] = round(time.perf_counter() - started, 3)
-        summary["compiles_per_second"] = (
-            round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
-        )
-        # The last results land with the outcome: one commit, one disk sync.
+        totals, contract_sha256 = _compile_chunk(run, chunk, writer, claim)
+        # The last results land with the chunk's outcome (and the run's, if it is the last):
+        # one commit, one disk sync.
         with transaction.atomic():
-            claim.update(
-                status=SuiteRun.Status.FINISHED,
-                finished_at=timezone.now(),
-                contract_sha256=contract_sha256,
-                summary=summary,
-                done=F("total"),
+            SuiteRun.objects.select_for_update().filter(pk=run.pk).first()  # one at a time
+            claim.update(chunk.count - claim.committed, contract_sha256=contract_sha256)
+            SuiteRunChunk.objects.filter(pk=chunk.pk).update(
+                status=SuiteRunChunk.Status.FINISHED, done=chunk.count, totals=totals
             )
             writer.flush()
-            audit_record(
-                actor=None,
-                action=Action.RUN_FINISHED,
-                summary=f"Run {run.pk} finished: {summary['failures']} expectation failures, "
-                f"{summary['flipped_slots']} flipped slots",
-                version=run.version,
-                changes={"run": run.pk, **summary},
-            )
+            _finish_if_last(run, claim)
     except RunSuperseded:
         logger.warning("Run %s was requeued while this worker ran it; leaving it.", run.pk)
     except Exception as exc:  # the run records why it failed; the worker keeps going
         with contextlib.suppress(RunSuperseded):  # requeued meanwhile: not ours to fail
             claim.update(
-                status=SuiteRun.Status.FAILED, finished_at=timezone.now(), error=_describe(exc)
+                0, status=SuiteRun.Status.FAILED, finished_at=timezone.now(), error=_describe(exc)
             )
     run.refresh_from_db()
     return run
 
 
+def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
+    """With the run row locked: if every chunk is finished, the run is, with the summed
+    totals and a `run.finished` audit event."""
+    chunks = SuiteRunChunk.objects.filter(run_id=run.pk)
+    if chunks.exclude(status=SuiteRunChunk.Status.FINISHED).exists():
+        return
+    summary = _new_totals()
+    for totals in chunks.values_list("totals", flat=True):
+        for key, value in totals.items():
+            summary[key] += value
+    started = SuiteRun.objects.values_list("started_at", flat=True).get(pk=run.pk)
+    finished_at = timezone.now()
+    summary["seconds"] = round((finished_at - (started or finished_at)).total_seconds(), 3)
+    summary["compiles_per_second"] = (
+        round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
+    )
+    claim.update(0, status=SuiteRun.Status.FINISHED, finished_at=finished_at, summary=summary)
+    audit_record(
+        actor=None,
+        action=Action.RUN_FINISHED,
+        summary=f"Run {run.pk} finished: {summary['failures']} expectation failures, "
+        f"{summary['flipped_slots']} flipped slots",
+        version=run.version,
+        changes={"run": run.pk, **summary},
+    )
+
+
 class _RunClaim:
-    """Writes to a run this worker executes, only while it is still this worker's: the
-    requeue count it was claimed under is unchanged and it is still running. Each write is
-    also a heartbeat."""
+    """Writes to a run this worker executes a chunk of, only while it is still this
+    worker's: the requeue count its chunk was claimed under is unchanged and the run is still
+    running. Each write is also a heartbeat, and adds the chunk's newly stored scenarios to
+    the run's `done`."""
 
-    def __init__(self, run: SuiteRun) -> None:
-        self.pk, self.attempt = run.pk, run.requeues
+    def __init__(self, run: SuiteRun, chunk: SuiteRunChunk) -> None:
+        self.pk, self.attempt, self.chunk = run.pk, run.requeues, chunk.pk
+        self.committed = chunk.done  # the chunk's scenarios counted into the run's `done`
 
-    def update(self, **fields: Any) -> None:
+    def update(self, done: int, **fields: Any) -> None:
+        """`done`: scenarios stored since the last write."""
+        now = timezone.now()
         updated = SuiteRun.objects.filter(
             pk=self.pk, requeues=self.attempt, status=SuiteRun.Status.RUNNING
-        ).update(heartbeat_at=timezone.now(), **fields)
+        ).update(heartbeat_at=now, done=F("done") + done, **fields)
         if not updated:
             raise RunSuperseded(self.pk)
-
+        if done:
+            self.committed += done
+            chunk = SuiteRunChunk.objects.filter(pk=self.chunk)
+            chunk.update(done=self.committed, heartbeat_at=now)
 
 
 def _describe(exc: Exception) -> str:
@@ -152,34 +206,33 @@ def _add_totals(totals: dict[str, int], rows: Sequence[Mapping[str, Any]]) -> No
         totals["variants_with_flips"] += bool(flipped)
 
 
-def _stored_totals(run: SuiteRun, totals: dict[str, int]) -> int:
-    """Count the results a requeued run already stored into `totals`; the next position.
+def _stored_totals(run: SuiteRun, chunk: SuiteRunChunk, totals: dict[str, int]) -> None:
+    """Count the results a requeued chunk already stored into `totals`.
 
     Results and `done` are committed together, so the stored rows are exactly those of the
-    first `done` scenarios."""
-    rows = run.results.order_by("position").values(
-        "position", "perturbation", "result", "expectation_failures", "flips"
-    )
+    chunk's first `done` scenarios."""
+    first = chunk.first * POSITION_STRIDE
+    rows = run.results.filter(
+        position__gte=first, position__lt=(chunk.first + chunk.done) * POSITION_STRIDE
+    ).order_by("position")
+    rows = rows.values("position", "perturbation", "result", "expectation_failures", "flips")
     scenario: list[dict[str, Any]] = []
-    position = 0
     for row in rows.iterator():
         if not row["perturbation"] and scenario:
             _add_totals(totals, scenario)
             scenario = []
         scenario.append(row)
-        position = row["position"] + 1
     if scenario:
         _add_totals(totals, scenario)
-    return position
 
 
-def _compile_run(
-    run: SuiteRun, writer: _ResultWriter, claim: _RunClaim
+def _compile_chunk(
+    run: SuiteRun, chunk: SuiteRunChunk, writer: _ResultWriter, claim: _RunClaim
 ) -> tuple[dict[str, Any], str]:
-    """Compile the run's scenarios (after the `done` ones a requeued run already stored)
+    """Compile the chunk's scenarios (after the `done` ones a requeued chunk already stored)
     into `writer`, committing with a heartbeat about every `SUITE_RUN_HEARTBEAT_SECONDS`
-    (the last batch is left for the caller to commit with the outcome); the totals and the
-    contract's sha256."""
+    (the last batch is left for the caller to commit with the outcome); the chunk's totals
+    and the contract's sha256."""
     contract = compiled_contract(run.version)  # ContractInvalid fails the run
     contract_sha256 = document_sha256(contract.model_dump(mode="json"))
     scenarios = Scenario.objects.filter(decision_type=run.decision_type).select_related(
@@ -187,24 +240,30 @@ def _compile_run(
     )
     if run.scenario_id is not None:
         scenarios = scenarios.filter(pk=run.scenario_id)
-    scenarios = list(scenarios.order_by("position", "name", "id"))
+    ordered = scenarios.order_by("position", "name", "id")
+    mine = list(ordered[chunk.first : chunk.first + chunk.count])
     totals = _new_totals()
-    position = _stored_totals(run, totals) if run.done else 0
-    remaining = scenarios[run.done :]
+    if chunk.done:
+        _stored_totals(run, chunk, totals)
+    remaining = mine[chunk.done :]
     corpora = _corpus_models({s.corpus_id for s in remaining})
     interval = _heartbeat_seconds()
     last_flush = time.perf_counter()
-    for done, scenario in enumerate(remaining, start=run.done + 1):
+    for done, scenario in enumerate(remaining, start=chunk.done + 1):
+        position = (chunk.first + done - 1) * POSITION_STRIDE
         rows = _scenario_rows(run, scenario, contract, corpora[scenario.corpus_id], position)
-        position += len(rows)
+        if len(rows) > POSITION_STRIDE:
+            raise ValueError(
+                TOO_MANY_COMPILES.format(name=scenario.name, count=len(rows), most=POSITION_STRIDE)
+            )
         writer.add(rows)
         # Each commit costs a disk sync: commit about once a heartbeat interval, not once
         # per scenario; the progress bar still moves.
         now = time.perf_counter()
-        if done < len(scenarios) and now - last_flush >= interval:
+        if done < len(mine) and now - last_flush >= interval:
             with transaction.atomic():
                 # The run row first: a worker whose run was requeued writes nothing.
-                claim.update(done=done, contract_sha256=contract_sha256)
+                claim.update(done - claim.committed, contract_sha256=contract_sha256)
                 writer.flush()
             last_flush = now
         _add_totals(totals, rows)

@@ -1,12 +1,16 @@
-"""Background work: a suite run, executed by `manage.py db_worker` (django-tasks-db).
+"""Background work: a suite run's chunks, executed by `manage.py db_worker` (django-tasks-db).
 
-The task carries only the run's id; the run row holds everything else, so a queued task
-stays valid however long it waits, and the page polls the row, not the task. The services
+A run is one task per chunk (`execute_run_chunk`), so several workers share a large run; a
+task carries only the chunk's (or, for `execute_suite_run`, the run's) id; the rows hold
+everything else, so a queued task stays valid however long it waits, and the page polls the
+row, not the task. The services
 enqueue it (`services.run_start`); it calls the runner, and imports nothing above it.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import Any
 
 from django.tasks import task
@@ -15,6 +19,17 @@ from . import runner
 
 
 @task
+def execute_run_chunk(chunk_id: int) -> dict[str, Any]:
+    run = runner.chunk_execute(chunk_id=chunk_id, worker=_worker_name())
+    return {"run": run.pk, "chunk": chunk_id, "status": run.status}
+
+
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@task
 def execute_suite_run(run_id: int) -> dict[str, Any]:
+    """Every queued chunk of the run in one task (tasks queued before runs had chunks)."""
     run = runner.run_execute(run_id=run_id)
     return {"run": run.pk, "status": run.status, "summary": run.summary}

@@ -21,7 +21,8 @@ an edit of a scenario or a corpus, and the report must describe the suite as it 
 One module per concern, re-exported here: `contract_changes` (the contract's diff as
 sentences), `scenario_report` (one scenario compiled against both contracts), `sweeps` (the
 compiles, memoised per process), `sentences` (the words the report is written in) and
-`report` (the whole report and its hash).
+`report` (the whole report and its hash); `stored` keeps it, computed in the background by
+`tasks` (queued by `signals` when its inputs change), by the hash of its inputs.
 """
 
 from __future__ import annotations
@@ -29,16 +30,32 @@ from __future__ import annotations
 from .contract_changes import POLICY_WORDS, contract_changes
 from .report import FORMAT, ImpactReport, baseline_version, impact_report
 from .sentences import STATE_WORDS
+from .stored import (
+    REPORT_FAILED,
+    REPORT_PENDING,
+    inputs_sha256,
+    ready_report,
+    report_ensure,
+    report_request,
+    stored_report,
+)
 from .sweeps import BASE, SWEEP_CACHE_SIZE
 
 __all__ = [
     "BASE",
     "FORMAT",
     "POLICY_WORDS",
+    "REPORT_FAILED",
+    "REPORT_PENDING",
     "STATE_WORDS",
     "SWEEP_CACHE_SIZE",
     "ImpactReport",
     "baseline_version",
     "contract_changes",
     "impact_report",
+    "inputs_sha256",
+    "ready_report",
+    "report_ensure",
+    "report_request",
+    "stored_report",
 ]

@@ -31,6 +31,7 @@ approvals) lives in `contracts.services._lock_draft`, which every edit already g
 from __future__ import annotations
 
 from compiler.bundle import BundleInvalid
+from publishing.impact import REPORT_FAILED, REPORT_PENDING, report_ensure, stored_report
 
 from .actions import (
     ACTIONS,
@@ -194,6 +195,10 @@ __all__ = [
     "open_review",
     "permitted",
     "report_for",
+    "report_ensure",
+    "REPORT_PENDING",
+    "REPORT_FAILED",
+    "stored_report",
     "review_warnings",
     "shown_status",
     "standing_approvals",

@@ -19,6 +19,7 @@ from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import Approval, ContractVersion
 from contracts.services import NOT_ALLOWED, Actor
 from publishing import signing
+from publishing.impact import REPORT_PENDING
 
 from .justifications import unjustified_refusal
 from .messages import (
@@ -107,8 +108,14 @@ class Facts:
         return counting_approvals(self.version)
 
     def unjustified(self, verb: str) -> str:
-        """The violations of the impact report no owner has justified, as a refusal."""
-        return unjustified_refusal(self.version, report_for(self.version), verb)
+        """The violations of the impact report no owner has justified, as a refusal. The report
+        is computed in the background: a draft whose report is not ready yet may still be
+        submitted (its violations then block approving and publishing, which need the report);
+        publishing waits for it."""
+        report = report_for(self.version)
+        if report is None:
+            return "" if verb == "submitted" else REPORT_PENDING.format(number=self.number)
+        return unjustified_refusal(self.version, report, verb)
 
     def missing_key(self, *people: Any) -> str:
         for person in people:

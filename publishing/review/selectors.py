@@ -14,7 +14,7 @@ from contracts.models import (
     DecisionType,
     Review,
 )
-from publishing.impact import ImpactReport, impact_report
+from publishing.impact import REPORT_PENDING, ImpactReport, ready_report
 
 from .catalogue import catalogue_sha256
 from .messages import (
@@ -60,14 +60,18 @@ def standing_approvals(version: ContractVersion) -> list[Approval]:
 def counting_approvals(version: ContractVersion) -> tuple[list[Approval], str]:
     """The approvals a publish would count now, or (none and) why none counts: only approvals
     of the current content, by a non-author, of the report as it is now (it is memoised, so
-    recomputing it costs little) and of the catalogue entries as they are now."""
+    stored by the hash of its inputs, so nothing is compiled here) and of the catalogue
+    entries as they are now. While the report is being computed, none counts."""
     approvals = standing_approvals(version)
     author_ids = authors(version)
     approvals = [a for a in approvals if a.reviewer_id not in author_ids]
     if not approvals:
         return [], NO_STANDING_APPROVAL.format(number=version.number)
     # The approvers sign the scenarios and expectations the bundle carries.
-    report_sha256 = report_for(version).sha256
+    report = report_for(version)
+    if report is None:
+        return [], REPORT_PENDING.format(number=version.number)
+    report_sha256 = report.sha256
     approvals = [a for a in approvals if a.report_sha256 == report_sha256]
     if not approvals:
         return [], REPORT_CHANGED_SINCE_APPROVAL.format(number=version.number)
@@ -101,9 +105,11 @@ def version_lint(version: ContractVersion) -> list[lint.Finding]:
     return selectors.version_lint(version=version)
 
 
-def report_for(version: ContractVersion) -> ImpactReport:
-    """The impact report as a reviewer sees it (a selector, re-exported for views)."""
-    return impact_report(version)
+def report_for(version: ContractVersion) -> ImpactReport | None:
+    """The impact report as a reviewer sees it (a selector, re-exported for views): the one
+    stored for the version's current inputs, or None while the worker computes it (asked
+    for here if nobody has yet). No request compiles the suite."""
+    return ready_report(version)
 
 
 def open_review(version: ContractVersion) -> Review | None:

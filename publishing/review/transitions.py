@@ -25,7 +25,7 @@ from compiler.statements import SignedStatement
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from contracts.models import Approval, AuditAction, ContractVersion, Review
 from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record
-from publishing.impact import impact_report
+from publishing.impact import REPORT_PENDING, ready_report, report_request
 
 from .actions import APPROVE, REQUEST_CHANGES, RETIRE, SUBMIT, WITHDRAW
 from .catalogue import catalogue_sha256
@@ -67,6 +67,8 @@ def version_submit(
         version=locked,
         changes={"before": before, "review": review.pk, "sha256": locked.sha256},
     )
+    # The impact report is computed in the background, ready by the time a reviewer opens it.
+    report_request(version=locked)
     return locked
 
 
@@ -91,11 +93,11 @@ def version_approve(
     acknowledged_widenings: Sequence[str] = (),
 ) -> Approval:
     """A reviewer approves exactly the version's current content and the impact report
-    they were shown (`report_sha256`); the report is recomputed and must still match, and
-    each of its widenings must be among `acknowledged_widenings` (their ids). The approval
-    is the statement they signed on their side (`approval_statement`, which names those
-    widenings), checked against their registered key before it is stored; nothing is signed
-    here."""
+    they were shown (`report_sha256`); the report stored for the version's inputs now must
+    still match it (a report still being computed refuses), and each of its widenings must be
+    among `acknowledged_widenings` (their ids). The approval is the statement they signed on
+    their side (`approval_statement`, which names those widenings), checked against their
+    registered key before it is stored; nothing is signed here."""
     locked = lock(version)
     check(actor, locked, APPROVE)
     review = active_review(locked)
@@ -103,7 +105,9 @@ def version_approve(
         raise ValidationError(
             NOT_IN_REVIEW.format(number=locked.number, status=status_word(locked), verb="approved")
         )
-    report = impact_report(locked)
+    report = ready_report(locked)
+    if report is None:
+        raise ValidationError(REPORT_PENDING.format(number=locked.number))
     if report.sha256 != report_sha256:
         raise ValidationError(REPORT_CHANGED)
     widenings = check_widenings_acknowledged(locked, report, acknowledged_widenings)

@@ -17,7 +17,16 @@ from __future__ import annotations
 from scenarios.models import SLOT_STATES as STATES
 
 from .known import KnownValues, known_values
-from .matrix import Cell, Matrix, MatrixRow, flip_matrix, run_propositions
+from .matrix import (
+    MATRIX_PAGE_SCENARIOS,
+    Cell,
+    Matrix,
+    MatrixRow,
+    coverage_matrix,
+    flip_matrix,
+    run_propositions,
+    run_totals,
+)
 from .objects import (
     corpora,
     corpus_export,
@@ -43,7 +52,7 @@ from .previews import (
     expectation_preview,
     scenario_document,
 )
-from .reports import run_comparison, run_report
+from .reports import run_comparison, run_report, run_report_stream
 from .verdicts import LEGEND, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
@@ -74,6 +83,9 @@ __all__ = [
     "expectation_preview",
     "first_flipped",
     "flip_matrix",
+    "coverage_matrix",
+    "run_totals",
+    "MATRIX_PAGE_SCENARIOS",
     "known_values",
     "packet_view",
     "published_version",
@@ -83,6 +95,7 @@ __all__ = [
     "run_for_user",
     "run_propositions",
     "run_report",
+    "run_report_stream",
     "runs",
     "scenario_document",
     "scenario_for_user",

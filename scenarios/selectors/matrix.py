@@ -3,10 +3,14 @@ of slot states it shows."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import connection
+from django.db.models import Subquery
 
 from contracts.documents import contract_document
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun
@@ -84,6 +88,16 @@ class Matrix:
     rows: list[MatrixRow]
     totals: dict[str, int]
     seen: Counter[tuple[str, str]]
+    page: int = 1  # of the detail rows, MATRIX_PAGE_SCENARIOS scenarios a page
+    pages: int = 1
+
+    @property
+    def next_page(self) -> int | None:
+        return self.page + 1 if self.page < self.pages else None
+
+    @property
+    def previous_page(self) -> int | None:
+        return self.page - 1 if self.page > 1 else None
 
     @property
     def coverage(self) -> list[dict[str, Any]]:
@@ -102,14 +116,33 @@ def run_propositions(run: SuiteRun) -> list[str]:
     return [p["key"] for p in contract_document(run.version)["propositions"]]
 
 
+# Scenarios (each with its perturbations) per page of the matrix's detail rows: the page
+# of a 10,000-scenario run holds what a 20-scenario one does (docs/scenarios.md). 20
+# scenarios of 10 propositions are about 4,000 cells, 1 MB of HTML.
+MATRIX_PAGE_SCENARIOS = 20
+
+
 def flip_matrix(
-    *, run: SuiteRun, only_flips: bool = False, kinds: Collection[str] | None = None
+    *,
+    run: SuiteRun,
+    only_flips: bool = False,
+    kinds: Collection[str] | None = None,
+    page: int | None = 1,
+    page_size: int = MATRIX_PAGE_SCENARIOS,
 ) -> Matrix:
     """Rows are the run's compiles, base first then its perturbations; a fixed number of
     queries whatever the number of scenarios (the outputs themselves are never loaded).
-    `kinds` keeps, besides the bases, only the variants whose verdict is one of them."""
+    `kinds` keeps, besides the bases, only the variants whose verdict is one of them.
+
+    `page` (from 1; past the end means the last) holds `page_size` scenarios' rows and the
+    totals are the run's; `page=None` gives every row, with `seen` counting them all."""
     propositions = run_propositions(run)
     results = run.results.defer("output_json").order_by("position")
+    pages = 1
+    if page is not None:
+        pages = max(1, math.ceil(run.done / page_size))
+        page = min(max(page, 1), pages)
+        results = _page_of(run, results, (page - 1) * page_size, page_size)
     rows: list[MatrixRow] = []
     seen: Counter[tuple[str, str]] = Counter()
     totals = {"scenarios": 0, "perturbations": 0, "failures": 0, "flips": 0, "failing_rows": 0}
@@ -149,17 +182,80 @@ def flip_matrix(
                 if f["what"] != "slot" or "perturbation" in f
             ],
         )
-        if row.is_base:
-            totals["scenarios"] += 1
-        else:
-            totals["perturbations"] += 1
-        totals["failures"] += len(result.expectation_failures)
-        totals["failing_rows"] += bool(result.expectation_failures)
-        totals["flips"] += len(flipped)
+        _count(totals, result.is_base, result.expectation_failures, len(flipped))
         if only_flips and not row.is_base and not flipped:
             continue
         if kinds is not None and not row.is_base and row.verdict not in kinds:
             continue
         rows.append(row)
-    return Matrix(run=run, propositions=propositions, rows=rows, totals=totals, seen=seen)
+    if page is not None:
+        totals = run_totals(run)
+    return Matrix(
+        run=run,
+        propositions=propositions,
+        rows=rows,
+        totals=totals,
+        seen=seen,
+        page=page or 1,
+        pages=pages,
+    )
 
+
+def _page_of(run: SuiteRun, results: Any, offset: int, size: int) -> Any:
+    """The rows of the scenarios `offset` to `offset + size`: from the position of the
+    offset-th base row to just before the next page's first one, in the same query."""
+    bases = run.results.filter(perturbation="").order_by("position").values("position")
+    results = results.filter(position__gte=Subquery(bases[offset : offset + 1]))
+    if offset + size < run.done:
+        results = results.filter(position__lt=Subquery(bases[offset + size : offset + size + 1]))
+    return results
+
+
+def _count(totals: dict[str, int], is_base: bool, failures: list[Any], flipped: int) -> None:
+    totals["scenarios" if is_base else "perturbations"] += 1
+    totals["failures"] += len(failures)
+    totals["failing_rows"] += bool(failures)
+    totals["flips"] += flipped
+
+
+def run_totals(run: SuiteRun) -> dict[str, int]:
+    """The matrix's totals for the whole run: a finished run's summary holds them (no query);
+    a failed run's are counted from its stored rows."""
+    summary = run.summary or {}
+    if run.status == SuiteRun.Status.FINISHED and "flipped_slots" in summary:
+        return {
+            "scenarios": summary["scenarios"],
+            "perturbations": summary["perturbations"],
+            "failures": summary["failures"],
+            "flips": summary["flipped_slots"],
+            "failing_rows": summary["failing_scenarios"],
+        }
+    totals = {"scenarios": 0, "perturbations": 0, "failures": 0, "flips": 0, "failing_rows": 0}
+    rows = run.results.values_list("perturbation", "expectation_failures", "flips")
+    for perturbation, failures, flips in rows.iterator():
+        _count(totals, not perturbation, failures, len(flips["slots"]) if flips else 0)
+    return totals
+
+
+def coverage_matrix(*, run: SuiteRun) -> Matrix:
+    """The run's coverage (`Matrix.coverage`, `Matrix.never`) without its rows: the database
+    counts each (proposition, state) pair of the rows' slot states (`json_each`, or
+    `jsonb_each_text` on PostgreSQL), so a 100,000-compile run is one grouped query."""
+    propositions = run_propositions(run)
+    table = connection.ops.quote_name(ScenarioResult._meta.db_table)
+    each = "jsonb_each_text" if connection.vendor == "postgresql" else "json_each"
+    sql = (
+        f"SELECT s.key, s.value, COUNT(*) FROM {table} r, {each}(r.slot_states) s "
+        "WHERE r.run_id = %s GROUP BY s.key, s.value"
+    )
+    seen: Counter[tuple[str, str]] = Counter()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [run.pk])
+        for key, state, count in cursor.fetchall():
+            seen[(key, state)] += count
+    rows = run.results.count()
+    for key in propositions:  # a row without the proposition shows it "missing"
+        missing = rows - sum(seen[(key, state)] for state in SLOT_STATES)
+        if missing:
+            seen[(key, "missing")] += missing
+    return Matrix(run=run, propositions=propositions, rows=[], totals=run_totals(run), seen=seen)

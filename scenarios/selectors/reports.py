@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 from scenarios.models import ScenarioResult, SuiteRun
@@ -10,18 +12,23 @@ from scenarios.models import ScenarioResult, SuiteRun
 def run_report(*, run: SuiteRun) -> dict[str, Any]:
     """The run's summary, every expectation failure and every flip, as plain JSON: what
     `run_scenarios --json` prints and what a review can keep."""
-    failures, flips = [], []
-    for result in run.results.defer("output_json").order_by("position"):
-        for failure in result.expectation_failures:
-            failures.append({"scenario": result.scenario_name, **failure})
-        for flip in (result.flips or {}).get("slots", []):
-            flips.append(
-                {
-                    "scenario": result.scenario_name,
-                    "perturbation": result.perturbation,
-                    **flip,
-                }
-            )
+    return {**_report_head(run), "failures": list(_failures(run)), "flips": list(_flips(run))}
+
+
+def run_report_stream(*, run: SuiteRun) -> Iterator[str]:
+    """`run_report` as JSON text, piece by piece: the rows are read in batches and written
+    as they come, so a 100,000-compile run's report never sits whole in memory."""
+    head = json.dumps(_report_head(run), indent=2)
+    yield head[: head.rindex("}")].rstrip() + ',\n  "failures": ['
+    for key, items in (("failures", _failures(run)), ("flips", _flips(run))):
+        if key == "flips":
+            yield '],\n  "flips": ['
+        for index, item in enumerate(items):
+            yield ("," if index else "") + "\n    " + json.dumps(item)
+    yield "]\n}\n"
+
+
+def _report_head(run: SuiteRun) -> dict[str, Any]:
     return {
         "decision_type": run.decision_type.key,
         "version": run.version.number,
@@ -30,9 +37,23 @@ def run_report(*, run: SuiteRun) -> dict[str, Any]:
         "error": run.error or None,
         "contract_sha256": run.contract_sha256,
         "summary": run.summary,
-        "failures": failures,
-        "flips": flips,
     }
+
+
+def _failures(run: SuiteRun) -> Iterator[dict[str, Any]]:
+    rows = run.results.exclude(expectation_failures=[]).order_by("position")
+    for name, failures in rows.values_list("scenario_name", "expectation_failures").iterator():
+        for failure in failures:
+            yield {"scenario": name, **failure}
+
+
+def _flips(run: SuiteRun) -> Iterator[dict[str, Any]]:
+    rows = run.results.filter(flips__isnull=False).order_by("position")
+    for name, perturbation, flips in rows.values_list(
+        "scenario_name", "perturbation", "flips"
+    ).iterator(chunk_size=2000):
+        for flip in flips.get("slots", []):
+            yield {"scenario": name, "perturbation": perturbation, **flip}
 
 
 def run_comparison(*, before: SuiteRun, after: SuiteRun) -> dict[str, Any]:

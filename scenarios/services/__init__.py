@@ -16,8 +16,8 @@ still increments the counter, so every open form goes stale.
 One module per concern, re-exported here (callers write `from scenarios import services`):
 `base` (permissions, the lock check), `corpora` (the corpus loader, import), `candidates`
 (one candidate's edit), `warnings` (values the workbench does not know), `scenarios`
-(scenarios and their expectations) and `runs` (start, requeue; the compiling is
-`scenarios.runner`'s).
+(scenarios and their expectations), `retention` (pruning old runs) and `runs` (start,
+requeue; the compiling is `scenarios.runner`'s).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from .corpora import (
     corpus_read,
     has_control_character,
 )
+from .retention import PruneReport, runs_prune, runs_to_prune
 from .runs import (
     CONTRACT_INVALID,
     MAX_REQUEUES,
@@ -120,6 +121,9 @@ __all__ = [
     "run_requeue_if_stale",
     "run_start",
     "runs_requeue_stale",
+    "PruneReport",
+    "runs_prune",
+    "runs_to_prune",
     "scenario_create",
     "scenario_take_expected",
     "scenario_update",

@@ -14,8 +14,8 @@ from contracts.models import ContractVersion, SourceClass
 from contracts.services import Actor, audit_record
 from scenarios import tasks
 from scenarios.audit import Action
-from scenarios.models import Scenario, SuiteRun
-from scenarios.runner import run_execute
+from scenarios.models import Scenario, SuiteRun, SuiteRunChunk
+from scenarios.runner import chunk_scenarios, run_execute
 
 from .base import NOT_ALLOWED, can_run
 
@@ -83,6 +83,11 @@ def _run_create(
         version=version,
         changes={"run": run.pk, "scenarios": total},
     )
+    size = chunk_scenarios()
+    SuiteRunChunk.objects.bulk_create(
+        SuiteRunChunk(run=run, number=number, first=first, count=min(size, total - first))
+        for number, first in enumerate(range(0, total, size))
+    )
     if enqueue:
         _enqueue(run)
     run.refresh_from_db()
@@ -139,6 +144,11 @@ def run_requeue_if_stale(*, run_id: int) -> SuiteRun | None:
             changes={"run": run.pk, "done": run.done, "requeues": run.requeues},
         )
         if run.status == SuiteRun.Status.QUEUED:
+            # Every chunk not finished goes back to the queue, to resume after its stored
+            # scenarios; tasks of the earlier attempt find their chunk's attempt moved on.
+            run.chunks.exclude(status=SuiteRunChunk.Status.FINISHED).update(
+                status=SuiteRunChunk.Status.QUEUED, attempt=run.requeues
+            )
             _enqueue(run)
     run.refresh_from_db()
     return run
@@ -149,6 +159,11 @@ def _stale_cutoff() -> dt.datetime:
 
 
 def _enqueue(run: SuiteRun) -> None:
-    """Queue the run's task in the caller's transaction, so a worker sees both together."""
-    result = tasks.execute_suite_run.enqueue(run.pk)
-    SuiteRun.objects.filter(pk=run.pk).update(task_id=str(result.id)[:64])
+    """Queue a task per queued chunk of the run in the caller's transaction, so a worker sees
+    them with the run; the run's `task_id` is its first chunk's."""
+    first = None
+    queued = run.chunks.filter(status=SuiteRunChunk.Status.QUEUED).order_by("number")
+    for pk in list(queued.values_list("pk", flat=True)):
+        result = tasks.execute_run_chunk.enqueue(pk)
+        first = first or str(result.id)[:64]
+    SuiteRun.objects.filter(pk=run.pk).update(task_id=first or "")

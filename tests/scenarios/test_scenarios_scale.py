@@ -1,9 +1,13 @@
 """Scale: the flip matrix's queries do not grow with the suite; a 200-scenario suite runs and
-renders; the database backend queues a run that `db_worker` then executes."""
+renders; the database backend queues a run that `db_worker` then executes; a run is split
+into chunks that any number of workers take in parallel, with the results of a run compiled
+in one piece."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+import threading
 
 import pytest
 from django.core.management import call_command
@@ -13,8 +17,8 @@ from django.urls import reverse
 
 from contracts import selectors as contract_selectors
 from contracts import services as contract_services
-from scenarios import services
-from scenarios.models import Scenario, SuiteRun
+from scenarios import runner, selectors, services
+from scenarios.models import Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
 
 PROPOSITIONS = [f"fact_{i:02d}" for i in range(10)]
 
@@ -119,8 +123,9 @@ def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, 
     # 7: the verdict summary reads the run's variants once more (its own query, so that
     # paging the detail rows leaves it whole).
     assert small_count == large_count <= 7
-    assert page.count('<tr class="base"') == 50
-    assert page.count('class="cell') == 10 * large.summary["compiles"]
+    rows = page.count('<tr class="base"') + page.count('<tr class="variant"')
+    assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
+    assert page.count('class="cell') == 10 * rows
     assert "expected contradicted" in page and 'class="cell failed' in page
 
 
@@ -133,8 +138,59 @@ def test_a_200_scenario_suite_completes_and_renders(client, owner, wide):
     assert run.results.count() == run.summary["compiles"] > 200 * 10
     client.force_login(owner)
     count, page = matrix_queries(client, decision_type, run)
-    assert page.count('<tr class="base"') == 200
+    assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
     assert f"<strong>{run.summary['perturbations']}</strong>" in page
+    # Every page together is the whole matrix, each row once.
+    url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": run.pk})
+    count = -(-200 // selectors.MATRIX_PAGE_SCENARIOS)
+    pages = [client.get(f"{url}?show=all&page={n}").content.decode() for n in range(1, count + 1)]
+    assert sum(p.count('<tr class="base"') for p in pages) == 200
+    assert sum(p.count('class="cell') for p in pages) == 10 * run.summary["compiles"]
+    assert 'rel="next"' not in pages[-1] and 'rel="prev"' in pages[-1]
+
+
+def test_the_run_page_does_not_grow_with_the_number_of_scenarios(client, owner, wide):
+    """The page opens on the totals and the first page of rows; the rest come a page at a
+    time (htmx `revealed`, or the pager's links)."""
+    decision_type, version, corpus = wide
+    client.force_login(owner)
+    size = selectors.MATRIX_PAGE_SCENARIOS
+    add_scenarios(decision_type, corpus, owner, size + 10)
+    smaller = services.run_start(actor=owner, version=version)
+    add_scenarios(decision_type, corpus, owner, 2 * size, start=size + 10)
+    larger = services.run_start(actor=owner, version=version)  # 3 pages and 10 scenarios
+    _, small_page = matrix_queries(client, decision_type, smaller)
+    _, large_page = matrix_queries(client, decision_type, larger)
+    for page in (small_page, large_page):
+        assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
+    assert small_page.count("<tr") == large_page.count("<tr")
+    assert small_page.count('class="cell') == large_page.count('class="cell')
+    assert len(large_page) < 1.02 * len(small_page)  # ids and totals have more digits
+    assert f"<strong>{larger.summary['perturbations']}</strong>" in large_page
+    # The lazy-loading row fetches the next page's rows alone, with its own such row.
+    url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": larger.pk})
+    assert f'hx-get="{url}?show=all&amp;page=2&amp;partial=rows"' in large_page
+    rows = client.get(f"{url}?show=all&page=2&partial=rows", headers={"HX-Request": "true"})
+    fragment = rows.content.decode()
+    assert "<html" not in fragment and "<table" not in fragment
+    assert fragment.count('<tr class="base"') == size
+    assert "page=3&amp;partial=rows" in fragment
+    last = client.get(f"{url}?show=all&page=4&partial=rows", headers={"HX-Request": "true"})
+    assert last.content.decode().count('<tr class="base"') == 10
+    assert "partial=rows" not in last.content.decode()
+
+
+def test_the_streamed_report_is_the_run_report(client, owner, wide):
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 30)
+    run = services.run_start(actor=owner, version=version)
+    client.force_login(owner)
+    url = reverse("scenarios:run_report", kwargs={"key": decision_type.key, "pk": run.pk})
+    response = client.get(url)
+    assert response.streaming
+    streamed = json.loads(b"".join(response.streaming_content))
+    assert streamed == selectors.run_report(run=run)
+    assert streamed["failures"] and streamed["flips"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -165,10 +221,120 @@ def test_the_database_backend_queues_the_run_for_the_worker(owner, atlas, draft)
         run = services.run_start(actor=owner, version=draft)
         assert run.status == SuiteRun.Status.QUEUED and run.done == 0
         task = DBTaskResult.objects.get()
-        assert task.task_path == "scenarios.tasks.execute_suite_run"
-        assert task.args_kwargs == {"args": [run.pk], "kwargs": {}}
+        assert task.task_path == "scenarios.tasks.execute_run_chunk"
+        assert task.args_kwargs == {"args": [run.chunks.get().pk], "kwargs": {}}
         assert str(task.id) == run.task_id
         call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", verbosity=0)
     run.refresh_from_db()
     assert run.status == SuiteRun.Status.FINISHED and run.done == 1
     assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+
+
+RESULT_FIELDS = (
+    "position",
+    "scenario_name",
+    "perturbation",
+    "input_sha256",
+    "result",
+    "plan_id",
+    "output_json",
+    "slot_states",
+    "flips",
+    "expectation_failures",
+)
+
+
+def results(run):
+    return list(run.results.order_by("position").values(*RESULT_FIELDS))
+
+
+def comparable(summary):
+    return {k: v for k, v in summary.items() if k not in ("seconds", "compiles_per_second")}
+
+
+def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide):
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 23)
+    settings.SUITE_RUN_CHUNK_SCENARIOS = 1000
+    whole = services.run_start(actor=owner, version=version)
+    settings.SUITE_RUN_CHUNK_SCENARIOS = 5
+    chunked = services.run_start(actor=owner, version=version)
+    assert whole.chunks.count() == 1
+    assert list(chunked.chunks.values_list("first", "count")) == [
+        (0, 5), (5, 5), (10, 5), (15, 5), (20, 3)
+    ]
+    assert chunked.status == whole.status == "finished"
+    assert chunked.done == chunked.total == 23
+    assert results(chunked) == results(whole)
+    assert comparable(chunked.summary) == comparable(whole.summary)
+    assert chunked.summary["failures"] > 0 and chunked.summary["flipped_slots"] > 0
+    # The chunk tasks ran in another order: still one run's results, finished once.
+    settings.SUITE_RUN_CHUNK_SCENARIOS = 4
+    dummy = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    with override_settings(TASKS=dummy):
+        queued = services.run_start(actor=owner, version=version)
+    for chunk in queued.chunks.order_by("-number"):
+        runner.chunk_execute(chunk_id=chunk.pk)
+    queued.refresh_from_db()
+    assert results(queued) == results(whole)
+    assert comparable(queued.summary) == comparable(whole.summary)
+    assert queued.version.audit_events.filter(
+        action="run.finished", changes__run=queued.pk
+    ).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(
+    settings, owner, wide
+):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…): workers claim with skip_locked")
+    from django_tasks_db.management.commands.db_worker import Worker
+
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 60)
+    settings.SUITE_RUN_CHUNK_SCENARIOS = 3
+    with override_settings(TASKS={"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}):
+        run = services.run_start(actor=owner, version=version)
+        assert run.status == "queued" and run.chunks.count() == 20
+
+        def work(name):
+            try:
+                Worker(
+                    queue_names=["default"],
+                    interval=0,
+                    batch=True,
+                    backend_name="default",
+                    startup_delay=False,
+                    max_tasks=None,
+                    worker_id=name,
+                    excluded_queue_names=[],
+                ).run()
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work, args=(f"w{i}",)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+    run.refresh_from_db()
+    assert run.status == "finished" and run.done == 60
+    positions = list(ScenarioResult.objects.filter(run=run).values_list("position", flat=True))
+    assert len(positions) == len(set(positions)) == run.summary["compiles"]
+    assert run.results.filter(perturbation="").count() == 60
+    assert set(run.chunks.values_list("status", flat=True)) == {SuiteRunChunk.Status.FINISHED}
+    claimed_by = set(run.chunks.values_list("claimed_by", flat=True))
+    assert claimed_by <= {"w0", "w1"} or all(":" in c for c in claimed_by)
+
+
+def test_coverage_counted_by_the_database_is_the_matrix_s(owner, wide):
+    decision_type, version, corpus = wide
+    add_scenarios(decision_type, corpus, owner, 12)
+    run = services.run_start(actor=owner, version=version)
+    full = selectors.flip_matrix(run=run, page=None)
+    counted = selectors.coverage_matrix(run=run)
+    assert counted.coverage == full.coverage and counted.never == full.never
+    assert sum(n for row in counted.coverage for _, n in row["states"]) == (
+        10 * run.summary["compiles"]
+    )

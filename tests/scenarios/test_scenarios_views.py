@@ -217,7 +217,9 @@ def test_run_from_the_page_then_matrix_diff_packet_and_coverage(as_owner, draft,
     assert "<html" not in diff and "flipped" in diff and "facility-F102" in diff
     packet = as_owner.get(url("result_packet", key=KEY, run_pk=run.pk, pk=flipped.pk)).content
     assert b"Budget" in packet and b"Trace" in packet
-    report = as_owner.get(url("run_report", key=KEY, pk=run.pk)).json()
+    streamed = as_owner.get(url("run_report", key=KEY, pk=run.pk))
+    assert streamed.streaming and streamed["Content-Type"] == "application/json"
+    report = json.loads(b"".join(streamed.streaming_content))
     assert report["summary"]["scenarios"] == 1 and report["failures"] == []
     assert {"scenario": scenario.name, "perturbation": "hide(facility-F102)"}.items() <= next(
         f for f in report["flips"] if f["perturbation"] == "hide(facility-F102)"

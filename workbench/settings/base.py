@@ -63,6 +63,11 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # heartbeat is older than the threshold lost its worker and is requeued (scenarios.services).
 SUITE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("SUITE_RUN_HEARTBEAT_SECONDS", "1.0"))
 SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
+# Scenarios per chunk of a run (one task each; several workers share a run's chunks).
+SUITE_RUN_CHUNK_SCENARIOS = int(os.environ.get("SUITE_RUN_CHUNK_SCENARIOS", "50"))
+# Runs `prune_runs` keeps per version besides those behind published versions.
+RUN_RETENTION_PER_VERSION = int(os.environ.get("RUN_RETENTION_PER_VERSION", "5"))
+RUN_PRUNE_EVERY_SECONDS = 86400  # how often a worker prunes old runs (prune_runs)
 
 MIDDLEWARE = [
     # /healthz and /readyz answer before host validation, redirects and sessions: a load

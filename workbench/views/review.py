@@ -23,7 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import trigger_client_event
+from django_htmx.http import HTMX_STOP_POLLING, trigger_client_event
 
 from contracts import selectors, services
 from contracts.documents import ContractInvalid
@@ -286,6 +286,9 @@ def _render_impact(
         problems: list[str] = []
     except ContractInvalid as exc:
         report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
+    # No request compiles the report: while the worker computes it the page says so and
+    # polls; the answer that brings the report stops the polling (286).
+    pending = report is None and not problems
     context = {
         **_review_context(request, version, errors=errors),
         "report": report,
@@ -293,10 +296,21 @@ def _render_impact(
         "recorded_decisions": recorded_decisions(version),
         "can_justify": version.is_editable
         and review.permitted(request.user, version, review.SUBMIT),
+        "pending": review.REPORT_PENDING.format(number=version.number) if pending else "",
+        "failed": _report_failure(version) if pending else "",
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
-    status = 422 if errors or not report else 200
+    status = 422 if errors or problems else 200
+    if request.htmx and request.GET.get("poll") and not pending:
+        status = HTMX_STOP_POLLING
     return render(request, template, context, status=status)
+
+
+def _report_failure(version: ContractVersion) -> str:
+    stored = review.stored_report(version)
+    if stored.status != stored.Status.FAILED:
+        return ""
+    return review.REPORT_FAILED.format(number=version.number, error=stored.error)
 
 
 # --------------------------------------------------------------------------- transitions

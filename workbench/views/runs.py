@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -85,11 +85,10 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     # Detail rows: bases and the variants with a violation or a finding, unless ?show=all.
     show_all = request.GET.get("show") == "all"
     kinds = None if show_all else SHOWN_VERDICTS
-    matrix = (
-        None
-        if run.is_active
-        else selectors.flip_matrix(run=run, only_flips=only_flips, kinds=kinds)
-    )
+    page = _page_number(request.GET.get("page"))
+    matrix = None
+    if not run.is_active:
+        matrix = selectors.flip_matrix(run=run, only_flips=only_flips, kinds=kinds, page=page)
     if matrix is not None:
         _link_cells(matrix, key)
     context: dict[str, Any] = {
@@ -103,13 +102,44 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
             if matrix is not None
             else None
         ),
+        "page_size": selectors.MATRIX_PAGE_SCENARIOS,
+        **_page_links(request, matrix),
     }
-    template = _template(request, "run", "run" if polling else "matrix")
+    # The next page's rows (htmx, when the last row is revealed) come as the `rows` partial.
+    fragment = "rows" if partial == "rows" and matrix is not None else "matrix"
+    template = _template(request, "run", "run" if polling else fragment)
     # A poll is answered with the whole run section, which polls again only while the run
     # is active; once it is over, 286 also tells htmx to stop, and the result is swapped in
     # once (a page reload per poll never finished for a large matrix).
     status = 200 if run.is_active or not polling else HTMX_STOP_POLLING
     return render(request, template, context, status=status)
+
+
+def _page_number(value: str | None) -> int:
+    """The `?page=` of the matrix's detail rows; anything but a positive number is page 1."""
+    return int(value) if value and value.isdigit() and int(value) > 0 else 1
+
+
+def _page_links(request: HttpRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
+    """The URLs of the previous and next pages of detail rows (other parameters kept) and the
+    next page's rows alone (what the lazy-loading row fetches)."""
+    if matrix is None:
+        return {}
+
+    def url(page: int, **extra: str) -> str:
+        query = request.GET.copy()
+        query.pop("partial", None)
+        query["page"] = str(page)
+        query.update(extra)
+        return f"{request.path}?{query.urlencode()}"
+
+    links = {}
+    if matrix.previous_page:
+        links["previous_url"] = url(matrix.previous_page)
+    if matrix.next_page:
+        links["next_url"] = url(matrix.next_page)
+        links["next_rows_url"] = url(matrix.next_page, partial="rows")
+    return links
 
 
 def _link_cells(matrix: selectors.Matrix, key: str) -> None:
@@ -134,13 +164,16 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
-    return JsonResponse(selectors.run_report(run=run), json_dumps_params={"indent": 2})
+    # Streamed: a large run's report is written as its rows are read.
+    return StreamingHttpResponse(
+        selectors.run_report_stream(run=run), content_type="application/json"
+    )
 
 
 @require_GET
 def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
-    matrix = None if run.is_active else selectors.flip_matrix(run=run)
+    matrix = None if run.is_active else selectors.coverage_matrix(run=run)
     context = {
         "decision_type": run.decision_type,
         "run": run,

@@ -47,7 +47,7 @@ class Command(BaseCommand):
         action, comment = options["action"], options["comment"]
         try:
             if action in ("report", "approve"):
-                report = review.report_for(version)
+                report = review.report_ensure(version)
                 for line in report.headline:
                     self.stdout.write(line + "\n")
                 for change in report.contract_changes:

@@ -1,17 +1,27 @@
 """django-tasks-db's `db_worker`, which first requeues the suite runs a stopped worker left
 running (a worker killed mid-run leaves its run "running" and its task claimed, so no worker
-would pick it up again), and starts the worker's heartbeat (scenarios.heartbeat).
+would pick it up again), starts the worker's heartbeat (scenarios.heartbeat) and prunes old
+runs (`prune_runs`) as it starts and then every RUN_PRUNE_EVERY_SECONDS (a day), unless it
+is a `--batch` worker.
+
+On SIGTERM django-tasks-db's worker lets the task in hand finish, then exits: a run's tasks
+are chunks of SUITE_RUN_CHUNK_SCENARIOS scenarios, about a second of compiles, so a stopped
+worker is gone within seconds and the other chunks stay queued for the other workers.
 
 It shadows django_tasks_db's command because `scenarios` comes before `django_tasks_db` in
 INSTALLED_APPS; every option is django-tasks-db's."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 
+from django.conf import settings
+from django.db import DatabaseError, connections
 from django_tasks_db.management.commands import db_worker
 
-from scenarios import heartbeat
+from scenarios import heartbeat, services
 
 from .requeue_stale_runs import report
 
@@ -22,4 +32,31 @@ class Command(db_worker.Command):
     def handle(self, *args: Any, **options: Any) -> None:
         report(self.stdout)
         heartbeat.start()
+        if not options.get("batch"):  # a batch worker drains the queue and exits
+            prune_on_schedule(float(getattr(settings, "RUN_PRUNE_EVERY_SECONDS", 86400)))
         super().handle(*args, **options)
+
+
+logger = logging.getLogger(__name__)
+
+
+def prune_on_schedule(interval: float) -> threading.Event:
+    """Prune old runs now and then every `interval` seconds, in a daemon thread (a long
+    chunk keeps the worker's loop busy); the returned event stops it."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while True:
+            try:
+                pruned = services.runs_prune()
+                if pruned.deleted:
+                    logger.info("Pruned %s run(s) under the retention policy", len(pruned.deleted))
+            except DatabaseError:
+                logger.exception("Old runs could not be pruned")
+            finally:
+                connections.close_all()
+            if stop.wait(interval):
+                return
+
+    threading.Thread(target=loop, name="prune-runs", daemon=True).start()
+    return stop

@@ -1,0 +1,129 @@
+"""Two workers against one on a 1,000-scenario run, on PostgreSQL.
+
+    .venv/bin/python bench/parallel_runs.py [--database-url postgres://postgres@127.0.0.1:5432/bench_parallel]
+                                            [--scenarios 1000] [--repeat 3]
+
+A run is split into chunks (`SUITE_RUN_CHUNK_SCENARIOS`), one task each, and every
+`manage.py db_worker` claims tasks with `skip_locked`. Each attempt queues a run of the whole
+suite and times `db_worker --batch` processes (one, then two, interleaved so load changes on
+the machine hit both alike) from their start until the queue is drained and they exit. The
+medians and their ratio are printed; the target is two workers in at most 0.6 of one
+worker's time. The database is dropped and recreated (it must be a scratch database).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 0.6
+
+SETUP = """
+import copy, io
+from contracts import demo as contracts_demo
+from contracts.models import DecisionType
+from scenarios import demo
+from scenarios.models import Scenario
+contracts_demo.load(io.StringIO())
+demo.load(io.StringIO(), queue_runs=False)
+atlas = DecisionType.objects.get(key=demo.ATLAS_KEY)
+stories = list(atlas.scenarios.all())
+copies = []
+for i in range({scenarios} - len(stories)):
+    s = copy.copy(stories[i % len(stories)])
+    s.pk, s.name, s.position = None, f"{{s.name}} #{{i}}", 1000 + i
+    copies.append(s)
+Scenario.objects.bulk_create(copies)
+print(atlas.scenarios.count())
+"""
+
+QUEUE = """
+from contracts import selectors
+from contracts.models import DecisionType
+from scenarios import demo, services
+atlas = DecisionType.objects.get(key=demo.ATLAS_KEY)
+owner = atlas.scenarios.first().created_by
+run = services.run_start(actor=owner, version=selectors.current_version(decision_type=atlas))
+print(run.pk)
+"""
+
+CHECK = """
+from scenarios.models import SuiteRun
+run = SuiteRun.objects.get(pk={pk})
+workers = run.chunks.values("claimed_by").distinct().count()
+print(run.status, run.done, run.summary.get("compiles"), "compiles,", workers, "worker(s)")
+"""
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args], env=env, capture_output=True, text=True
+    )
+    if done.returncode:
+        sys.exit(f"manage.py {args[0]} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def recreate(url: str) -> None:
+    import psycopg
+
+    base, name = url.rsplit("/", 1)
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as db:
+        db.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        db.execute(f'CREATE DATABASE "{name}"')
+
+
+def timed_run(env: dict[str, str], workers: int) -> tuple[float, str]:
+    pk = manage(env, "shell", "-c", QUEUE).split()[-1]
+    command = [
+        sys.executable, str(ROOT / "manage.py"), "db_worker",
+        "--batch", "--no-reload", "--no-startup-delay", "--interval", "0",
+    ]
+    started = time.perf_counter()
+    processes = [
+        subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(workers)
+    ]
+    for process in processes:
+        process.wait()
+    seconds = time.perf_counter() - started
+    return seconds, manage(env, "shell", "-c", CHECK.format(pk=pk)).strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/bench_parallel"
+    )
+    parser.add_argument("--scenarios", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "workbench.settings.dev",
+        "DATABASE_URL": args.database_url,
+        "DJANGO_DEBUG": "0",  # no query log
+        "DJANGO_SECRET_KEY": "bench-" + "x" * 60,  # with DEBUG off, a secret of one's own
+    }
+    recreate(args.database_url)
+    manage(env, "migrate", "--noinput")
+    count = manage(env, "shell", "-c", SETUP.format(scenarios=args.scenarios)).split()[-1]
+    print("scenarios:", count)
+    times: dict[int, list[float]] = {1: [], 2: []}
+    for attempt in range(args.repeat):
+        for workers in (1, 2) if attempt % 2 == 0 else (2, 1):
+            seconds, check = timed_run(env, workers)
+            times[workers].append(seconds)
+            print(f"attempt {attempt + 1}: {workers} worker(s) {seconds:6.2f} s  ({check})")
+    one, two = statistics.median(times[1]), statistics.median(times[2])
+    print(f"median: one worker {one:.2f} s, two workers {two:.2f} s")
+    print(f"ratio two/one {two / one:.2f} (target <= {TARGET})")
+
+
+if __name__ == "__main__":
+    main()
