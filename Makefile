@@ -83,9 +83,10 @@ test-lowest: $(LOWEST_STAMP)
 	$(LOWEST)/bin/python -m pip check
 	$(LOWEST)/bin/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" -p no:cacheprovider $(LOWEST_TESTS)
 
-## lint: ruff, the layers contract (import-linter) and mypy on the compiler
+## lint: ruff (check and format), the layers contract (import-linter) and mypy on the compiler
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 

@@ -182,8 +182,10 @@ def whole_process(sizes: list[int], repeat: int, seed_file: str | None) -> int:
     program = seed_program(seed_file)
     if program is None:
         print("seed reference program not found (pass --seed-file): timing ours alone")
-    print(f"{'pool':>8} {'ours s':>8} {'seed s':>8} {'ratio':>6} {'target':>7} "
-          f"{'ours MiB':>9} {'seed MiB':>9}")
+    print(
+        f"{'pool':>8} {'ours s':>8} {'seed s':>8} {'ratio':>6} {'target':>7} "
+        f"{'ours MiB':>9} {'seed MiB':>9}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         if program is not None:
             Path(tmp, "seed_reference.py").write_text(program, encoding="utf-8")
@@ -209,8 +211,10 @@ def whole_process(sizes: list[int], repeat: int, seed_file: str | None) -> int:
             theirs = statistics.median(seed)
             target = WHOLE_PROCESS_TARGETS.get(size)
             shown = f"{target:.1f}x" if target else "-"
-            print(f"{size:>8} {mine:>8.3f} {theirs:>8.3f} {mine / theirs:>5.2f}x {shown:>7} "
-                  f"{ours_mem:>9.0f} {seed_mem:>9.0f}")
+            print(
+                f"{size:>8} {mine:>8.3f} {theirs:>8.3f} {mine / theirs:>5.2f}x {shown:>7} "
+                f"{ours_mem:>9.0f} {seed_mem:>9.0f}"
+            )
     return 0
 
 
@@ -234,8 +238,9 @@ def memory(sizes: list[int]) -> int:
                 continue
             per = (peak - floor) * 2**20 / size
             print(f"{size:>9} {peak:>9.0f} {per:>16.0f} {MEMORY_TARGET_BYTES:>7}")
-    print(f"targets: at most {MEMORY_TARGET_BYTES} bytes per candidate, "
-          f"{MEMORY_LIMIT_MIB} MiB at 1M")
+    print(
+        f"targets: at most {MEMORY_TARGET_BYTES} bytes per candidate, {MEMORY_LIMIT_MIB} MiB at 1M"
+    )
     return 0
 
 
@@ -244,11 +249,17 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--whole-process", action="store_true",
-                        help="time python -m compiler against the seed's reference program")
+    parser.add_argument(
+        "--whole-process",
+        action="store_true",
+        help="time python -m compiler against the seed's reference program",
+    )
     parser.add_argument("--seed-file", help="the seed file holding the reference program")
-    parser.add_argument("--memory", action="store_true",
-                        help="peak memory of python -m compiler, per candidate (100k and 1M)")
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="peak memory of python -m compiler, per candidate (100k and 1M)",
+    )
     args = parser.parse_args()
     if args.memory:
         sizes = args.sizes if "--sizes" in sys.argv else [100_000, 1_000_000]

@@ -82,8 +82,14 @@ def recreate(url: str) -> None:
 def timed_run(env: dict[str, str], workers: int) -> tuple[float, str]:
     pk = manage(env, "shell", "-c", QUEUE).split()[-1]
     command = [
-        sys.executable, str(ROOT / "manage.py"), "db_worker",
-        "--batch", "--no-reload", "--no-startup-delay", "--interval", "0",
+        sys.executable,
+        str(ROOT / "manage.py"),
+        "db_worker",
+        "--batch",
+        "--no-reload",
+        "--no-startup-delay",
+        "--interval",
+        "0",
     ]
     started = time.perf_counter()
     processes = [

@@ -53,8 +53,10 @@ def main() -> None:
     code = code.replace("print(run.pk", "result = (run.pk")
     exec(compile(code, "suite", "exec"), namespace)  # noqa: S102 - our own script
     run_pk, compiles, key, _ = namespace["result"]
-    print(f"{args.scenarios} scenarios, {compiles} compiles, run in "
-          f"{time.perf_counter() - started:.0f} s")
+    print(
+        f"{args.scenarios} scenarios, {compiles} compiles, run in "
+        f"{time.perf_counter() - started:.0f} s"
+    )
 
     from django.contrib.auth import get_user_model
 
@@ -77,9 +79,7 @@ def main() -> None:
                 begun = time.perf_counter()
                 response = client.get(path, headers=headers)
                 body = (
-                    b"".join(response.streaming_content)
-                    if response.streaming
-                    else response.content
+                    b"".join(response.streaming_content) if response.streaming else response.content
                 )
                 best = min(best, time.perf_counter() - begun)
                 size = len(body)

@@ -52,9 +52,7 @@ def shape_document(shape: str, size: int) -> dict[str, Any]:
     if shape == "group":
         candidates = [_candidate(i, group="g") for i in range(size)]
     elif shape == "depends_on":
-        candidates = [
-            _candidate(i, depends_on=[f"c{i - 1:06d}"] if i else []) for i in range(size)
-        ]
+        candidates = [_candidate(i, depends_on=[f"c{i - 1:06d}"] if i else []) for i in range(size)]
     elif shape == "superseded_by":
         # Each item names its successor; only the last is in force, so the chain validates
         # and admission rejects all but the last as superseded.
@@ -64,8 +62,13 @@ def shape_document(shape: str, size: int) -> dict[str, Any]:
         ]
     elif shape == "discretionary":
         candidates = [
-            _candidate(i, role="instruction", evidence_class="note", supports=[],
-                       requirement="discretionary")
+            _candidate(
+                i,
+                role="instruction",
+                evidence_class="note",
+                supports=[],
+                requirement="discretionary",
+            )
             for i in range(size)
         ]
     else:
@@ -98,8 +101,10 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print(f"{'shape':>14} {'validate s':>11} {'compile s':>10} {'total s':>8} {'packet':>7} "
-          f"{'peak MiB':>9}")
+    print(
+        f"{'shape':>14} {'validate s':>11} {'compile s':>10} {'total s':>8} {'packet':>7} "
+        f"{'peak MiB':>9}"
+    )
     worst = 0.0
     for shape in SHAPES:
         raw = shape_document(shape, args.size)
@@ -109,11 +114,14 @@ def main() -> int:
         output = compile_input(document)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         worst = max(worst, validate + compile_)
-        print(f"{shape:>14} {validate:>11.3f} {compile_:>10.3f} {validate + compile_:>8.3f} "
-              f"{len(output.packet):>7} {peak:>9.0f}")
+        print(
+            f"{shape:>14} {validate:>11.3f} {compile_:>10.3f} {validate + compile_:>8.3f} "
+            f"{len(output.packet):>7} {peak:>9.0f}"
+        )
     verdict = "meets" if worst <= TARGET_SECONDS else "MISSES"
-    print(f"slowest shape at {args.size}: {worst:.3f} s; "
-          f"{verdict} the {TARGET_SECONDS:.0f} s target")
+    print(
+        f"slowest shape at {args.size}: {worst:.3f} s; {verdict} the {TARGET_SECONDS:.0f} s target"
+    )
     return 0
 
 

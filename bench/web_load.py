@@ -123,8 +123,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-def load(base: str, session: str, pages: dict[str, str], clients: int, requests: int,
-         seconds: float) -> dict[str, list[float]]:
+def load(
+    base: str, session: str, pages: dict[str, str], clients: int, requests: int, seconds: float
+) -> dict[str, list[float]]:
     """Every client requests the pages in turn (each starting at another one) until the
     count or the time is reached; the latencies of each page, in ms."""
     timings: dict[str, list[float]] = {name: [] for name in pages}
@@ -198,16 +199,29 @@ def main() -> None:
         django_admin(env, "load_demo")  # the catalogue the suite's classes come from
         code = SUITE.format(password=PASSWORD, scenarios=args.scenarios)
         run_pk, compiles, key, number = django_admin(env, "shell", "-c", code).split()[-4:]
-        print(f"suite: {args.scenarios} scenarios x 10 propositions, run {run_pk}: "
-              f"{compiles} compiles")
+        print(
+            f"suite: {args.scenarios} scenarios x 10 propositions, run {run_pk}: "
+            f"{compiles} compiles"
+        )
 
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         log = (here / "gunicorn.log").open("w")
         web = subprocess.Popen(
-            [str(BIN / "gunicorn"), "workbench.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", str(args.workers), "--threads", str(args.threads)],
-            env=env, cwd=here, stdout=log, stderr=subprocess.STDOUT,
+            [
+                str(BIN / "gunicorn"),
+                "workbench.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(args.workers),
+                "--threads",
+                str(args.threads),
+            ],
+            env=env,
+            cwd=here,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         try:
             for _ in range(200):
@@ -224,8 +238,24 @@ def main() -> None:
             }
             warm = Client(base)
             warm.cookies.set_cookie(
-                http.cookiejar.Cookie(0, "sessionid", session, None, False, "127.0.0.1", False,
-                                      False, "/", True, False, None, False, None, None, {})
+                http.cookiejar.Cookie(
+                    0,
+                    "sessionid",
+                    session,
+                    None,
+                    False,
+                    "127.0.0.1",
+                    False,
+                    False,
+                    "/",
+                    True,
+                    False,
+                    None,
+                    False,
+                    None,
+                    None,
+                    {},
+                )
             )
             for path in pages.values():  # warm the processes' caches
                 for _ in range(args.workers * 2):
@@ -240,18 +270,24 @@ def main() -> None:
             web.wait(timeout=20)
             log.close()
 
-    print(f"{args.clients} clients, gunicorn --workers {args.workers} --threads {args.threads}, "
-          f"{sum(len(t) for t in timings.values())} answers in {took:.1f} s")
+    print(
+        f"{args.clients} clients, gunicorn --workers {args.workers} --threads {args.threads}, "
+        f"{sum(len(t) for t in timings.values())} answers in {took:.1f} s"
+    )
     trivial = timings["trivial"]
     t50, t95 = statistics.median(trivial), percentile(trivial, 0.95)
     for name, values in timings.items():
         p50, p95 = statistics.median(values), percentile(values, 0.95)
-        print(f"{name:12} n={len(values):4} {sizes[name]:9} bytes  p50 {p50:7.1f} ms  "
-              f"p95 {p95:7.1f} ms  p95 ratio {p95 / t95:5.2f}  p50 ratio {p50 / t50:5.2f}")
+        print(
+            f"{name:12} n={len(values):4} {sizes[name]:9} bytes  p50 {p50:7.1f} ms  "
+            f"p95 {p95:7.1f} ms  p95 ratio {p95 / t95:5.2f}  p50 ratio {p50 / t50:5.2f}"
+        )
     for name in ("flip matrix", "editor"):
         ratio = percentile(timings[name], 0.95) / t95
-        print(f"{name}: p95 {ratio:.2f}x the trivial page's (target <= {TARGET}x): "
-              + ("met" if ratio <= TARGET else "NOT met"))
+        print(
+            f"{name}: p95 {ratio:.2f}x the trivial page's (target <= {TARGET}x): "
+            + ("met" if ratio <= TARGET else "NOT met")
+        )
 
 
 if __name__ == "__main__":

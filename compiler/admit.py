@@ -77,11 +77,21 @@ class Admission:
         admitted, rejected = Outcome.ADMITTED.value, Outcome.REJECTED.value
         for c, decision in zip(self.candidates, self.decisions, strict=True):
             if decision is None:
-                yield {"id": c.id, "pass": admit_pass, "outcome": admitted,
-                       "reason": None, "detail": None}
+                yield {
+                    "id": c.id,
+                    "pass": admit_pass,
+                    "outcome": admitted,
+                    "reason": None,
+                    "detail": None,
+                }
             else:
-                yield {"id": c.id, "pass": admit_pass, "outcome": rejected,
-                       "reason": decision[0], "detail": decision[1]}
+                yield {
+                    "id": c.id,
+                    "pass": admit_pass,
+                    "outcome": rejected,
+                    "reason": decision[0],
+                    "detail": decision[1],
+                }
 
 
 def accepted_classes(contract: Contract) -> dict[str, frozenset[str]]:
@@ -138,9 +148,7 @@ def admit(
                 waiting.append(c)
         elif c.valid_to is not None and on > c.valid_to:
             failure = _EXPIRED
-        elif c.superseded or (
-            c.superseded_by is not None and in_force(by_id[c.superseded_by], on)
-        ):
+        elif c.superseded or (c.superseded_by is not None and in_force(by_id[c.superseded_by], on)):
             failure = _SUPERSEDED
             if not c.superseded and _typed_propositions(c, accepted) is not None:
                 waiting.append(c)

@@ -139,8 +139,7 @@ APPROVER_IS_PUBLISHER = (
     "publisher must approve"
 )
 APPROVER_IS_EDITOR = (
-    "four eyes: approver '{person}' created or edited this version; nobody approves their "
-    "own work"
+    "four eyes: approver '{person}' created or edited this version; nobody approves their own work"
 )
 APPROVAL_WITH_PUBLISHER_KEY = (
     "four eyes: approver '{person}' is named with key {key_id}, the publisher '{publisher}''s "
@@ -177,9 +176,7 @@ STATEMENT_OTHER_BUNDLE = (
     "statement for another bundle: the publication statement by '{signer}' signs bundle "
     "{signed}, but this bundle's sha256 is {actual}"
 )
-STATEMENT_MISMATCH = (
-    "signatures[{index}] by '{signer}' ({role}): its statement {what}"
-)
+STATEMENT_MISMATCH = "signatures[{index}] by '{signer}' ({role}): its statement {what}"
 REVOKED_KEY = (
     "revoked key: signatures[{index}] by '{signer}' ({role}, key {key_id}) is dated "
     "{signed_at}, at or after the key was revoked ({revoked_at}); signatures made before "

@@ -72,12 +72,15 @@ def _parser() -> argparse.ArgumentParser:
         "--weak-class", action="append", default=[], help="a class to substitute first (repeatable)"
     )
     sweep.add_argument(
-        "--tier", action="append", default=[], metavar="CLASS=TIER",
+        "--tier",
+        action="append",
+        default=[],
+        metavar="CLASS=TIER",
         help="a class's authority tier, named in corpus findings (repeatable)",
     )
     sweep.add_argument(
-        "--expectations", help="a JSON list of variant expectations (operator, args, "
-        "proposition, state)",
+        "--expectations",
+        help="a JSON list of variant expectations (operator, args, proposition, state)",
     )
     sweep.add_argument("--json", action="store_true", help="print the whole sweep as JSON")
     sweep.set_defaults(handler=_sweep)
@@ -186,8 +189,12 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         if not args.public_key:
             raise InvalidInput(
-                [{"loc": ["--public-key"],
-                  "msg": "compile --bundle needs --public-key to verify the bundle"}]
+                [
+                    {
+                        "loc": ["--public-key"],
+                        "msg": "compile --bundle needs --public-key to verify the bundle",
+                    }
+                ]
             )
         try:
             bundle = verify_bundle(

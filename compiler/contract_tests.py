@@ -44,8 +44,7 @@ FORMAT = "evidence-compiler.tests/1"
 CONTRACT_FILE = "contract"
 SUFFIXES = (".yaml", ".yml", ".json")
 NEEDS_YAML = (
-    "reading YAML needs PyYAML: pip install 'evidence-compiler[yaml]' "
-    "(or write the file as .json)"
+    "reading YAML needs PyYAML: pip install 'evidence-compiler[yaml]' (or write the file as .json)"
 )
 
 ExpectedState = Literal["supported", "contradicted", "unknown", "refused"]
@@ -522,7 +521,8 @@ def expectation_failures(
             continue
         missing, extra = sorted(set(wanted) - actual_ids), sorted(actual_ids - set(wanted))
         found = ([f"{what}: expected but not {what}: {', '.join(missing)}"] if missing else []) + (
-            [f"{what}: {what} but not expected: {', '.join(extra)}"] if extra else [])
+            [f"{what}: {what} but not expected: {', '.join(extra)}"] if extra else []
+        )
         checks.append((f"{what} ids", found))
     return checks
 

@@ -193,16 +193,12 @@ class Candidate(Frozen):
         ):
             return self
         if self.valid_to is not None and self.valid_to < self.valid_from:
-            raise ValueError(
-                f"valid_to {self.valid_to} is before valid_from {self.valid_from}"
-            )
+            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
         ranks = [f.rank for f in self.forms]
         if len(set(ranks)) != len(ranks):
             raise ValueError("two forms share one rank")
         if self.floor is not None and self.floor > self.full_rank:
-            raise ValueError(
-                f"floor {self.floor} is above the full form's rank {self.full_rank}"
-            )
+            raise ValueError(f"floor {self.floor} is above the full form's rank {self.full_rank}")
         if self.group_required and self.group is None:
             raise ValueError("group_required is set but the candidate names no group")
         if self.id in self.depends_on:
@@ -244,9 +240,7 @@ class CompileInput(Frozen):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _every_problem_at_once(
-        cls, data: Any, handler: Any, info: ValidationInfo
-    ) -> CompileInput:
+    def _every_problem_at_once(cls, data: Any, handler: Any, info: ValidationInfo) -> CompileInput:
         """Validate, listing every problem at the caller's indices, with the candidates then
         put in id order.
 

@@ -296,9 +296,7 @@ def swap_entity(document: CompileInput, entity: str) -> CompileInput:
     alias), so the request resolves instead of being refused."""
     directory = document.directory
     if directory.entities and entity not in directory.entities:
-        directory = directory.model_copy(
-            update={"entities": {**directory.entities, entity: ()}}
-        )
+        directory = directory.model_copy(update={"entities": {**directory.entities, entity: ()}})
     swapped = document.model_copy(update={"directory": directory})
     return _with_request(swapped, entity=entity)
 
@@ -451,9 +449,7 @@ class Perturbation:
         from pydantic import ValidationError
 
         try:
-            checked = _arguments_adapter().validate_python(
-                {**self.args, "operator": self.operator}
-            )
+            checked = _arguments_adapter().validate_python({**self.args, "operator": self.operator})
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc'][1:]) or 'args'}: {e['msg']}"
@@ -556,9 +552,9 @@ def boundary_suite(
     entity = _entity_of(document)
     others = sorted(e for e in document.directory.entities if e != entity)
     suite.append(
-        Perturbation("swap_entity", {"entity": others[0] if others else _fresh(
-            "OTHER-ENTITY", {entity}
-        )})
+        Perturbation(
+            "swap_entity", {"entity": others[0] if others else _fresh("OTHER-ENTITY", {entity})}
+        )
     )
     by_id = {c.id: c for c in document.candidates}
     suite += [
@@ -567,9 +563,7 @@ def boundary_suite(
         if item.role is OrderRole.EVIDENCE and _speaks_to(document, by_id[item.id])
     ]
     if base.valid_until is not None:
-        suite.append(
-            Perturbation("replay_expiry", {"valid_until": base.valid_until.isoformat()})
-        )
+        suite.append(Perturbation("replay_expiry", {"valid_until": base.valid_until.isoformat()}))
     return suite
 
 

@@ -29,9 +29,7 @@ def compile_input(document: CompileInput) -> CompileOutput:
         parse(document, trace)
         resolution = resolve(document.request, document.directory, trace)
         type_check(document.request, document.contract, trace)
-        admission = admit(
-            candidates, by_id, document.request, resolution, document.contract, trace
-        )
+        admission = admit(candidates, by_id, document.request, resolution, document.contract, trace)
         planned = plan(document.request, document.contract, admission, by_id, trace)
         return attest(document, by_id, resolution, admission, planned, trace)
     except Refused as refused:

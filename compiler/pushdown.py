@@ -335,8 +335,7 @@ def _companions(lowering: _Lowering, t: str, request: Request) -> tuple[Fragment
     ]
     if request.named:
         named = lowering.member("n.id", request.named)
-        out.append(Fragment("named", f"SELECT n.id FROM {t} AS n WHERE {named.sql}",
-                            named.params))
+        out.append(Fragment("named", f"SELECT n.id FROM {t} AS n WHERE {named.sql}", named.params))
     return tuple(out)
 
 
@@ -398,8 +397,7 @@ class _Lowering:
                 " CROSS JOIN LATERAL jsonb_array_elements_text(c.links) AS link"
             )
         return (
-            f"SELECT l.value FROM needed AS n JOIN {t} AS c ON c.id = n.id,"
-            " json_each(c.links) AS l"
+            f"SELECT l.value FROM needed AS n JOIN {t} AS c ON c.id = n.id, json_each(c.links) AS l"
         )
 
 

@@ -44,6 +44,7 @@ PLAN_MISMATCH = (
     "{actual!r}, not the receipt's {given!r}: the receipt does not match its bundle"
 )
 
+
 class ReceiptInvalid(InvalidInput):
     """A receipt that cannot be accepted; `errors` lists `{"loc", "msg"}`, every problem."""
 
@@ -157,9 +158,7 @@ def parse_receipt(data: Any) -> Receipt:
     refused wherever it appears, with its own message."""
     if isinstance(data, Receipt):
         return data
-    problems = [
-        {"loc": loc, "msg": CARRIES_CONTENT} for loc in _content_locations(data)
-    ]
+    problems = [{"loc": loc, "msg": CARRIES_CONTENT} for loc in _content_locations(data)]
     try:
         receipt = Receipt.model_validate(data)
     except ValidationError as exc:
@@ -280,4 +279,3 @@ __all__ = [
     "receipt_input",
     "replay",
 ]
-

@@ -70,6 +70,7 @@ class Records[T](Sequence[T]):
                 [core_schema.is_instance_schema(cls), from_json]
             ),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                list, return_schema=items  # the item schema writes fresh dicts
+                list,
+                return_schema=items,  # the item schema writes fresh dicts
             ),
         )

@@ -42,8 +42,15 @@ def may_have_problems(model: Any) -> bool:
     expected = request.expected_policy
     if expected is not None and (expected.name, expected.version) != (policy.name, policy.version):
         return True
-    if max(request.token_budget, policy.version, *(p.max_items for p in contract.propositions),
-           expected.version if expected is not None else 0) > MAX_SAFE_INTEGER:
+    if (
+        max(
+            request.token_budget,
+            policy.version,
+            *(p.max_items for p in contract.propositions),
+            expected.version if expected is not None else 0,
+        )
+        > MAX_SAFE_INTEGER
+    ):
         return True
     candidates = model.candidates
     ids = {c.id for c in candidates}
@@ -170,11 +177,15 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
                 ("candidates", index, "superseded_by"),
                 f"superseded_by names '{replaced_by}', which is not among the candidates",
             )
-        elif isinstance(replaced_by, str) and isinstance(item_id := item.get("id"), str) and (
-            # (an id that is no string, reported by pydantic, is on no loop: nothing names it)
-            item_id in looping
-            if first_index.get(item_id) == index
-            else _supersession_loops(item, candidates, first_index)
+        elif (
+            isinstance(replaced_by, str)
+            and isinstance(item_id := item.get("id"), str)
+            and (
+                # (an id that is no string, reported by pydantic, is on no loop: nothing names it)
+                item_id in looping
+                if first_index.get(item_id) == index
+                else _supersession_loops(item, candidates, first_index)
+            )
         ):
             yield (
                 ("candidates", index, "superseded_by"),
@@ -228,7 +239,7 @@ def _cycles(successor: Mapping[str, str]) -> set[str]:
             current = successor.get(current)
         if current is not None and current in path:
             ring = list(path)
-            looping.update(ring[ring.index(current):])
+            looping.update(ring[ring.index(current) :])
         done.update(path)
     return looping
 

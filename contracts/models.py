@@ -80,6 +80,7 @@ class SourceClass(CatalogueFieldValues, models.Model):
     def __str__(self) -> str:
         return self.key
 
+
 # The fields of a source class a catalogue change may set (the key is fixed once created).
 SOURCE_CLASS_FIELDS: tuple[str, ...] = (
     "label",

@@ -94,9 +94,7 @@ def export_files(decision_type: DecisionType) -> dict[str, str]:
             {"format": TESTS_FORMAT, "contract": contract, "source_classes": classes},
         )
     }
-    for corpus in Corpus.objects.filter(decision_type=decision_type).prefetch_related(
-        "candidates"
-    ):
+    for corpus in Corpus.objects.filter(decision_type=decision_type).prefetch_related("candidates"):
         files[f"corpora/{file_stem(corpus.name)}.yaml"] = _yaml(
             f"Fixture corpus '{corpus.name}'",
             {"description": corpus.description, "directory": corpus.directory,
@@ -206,7 +204,9 @@ def import_plan(decision_type: DecisionType, directory: Path) -> ImportPlan:
         if current is None:
             plan.corpora["added"].append(stem)
         elif (current.directory, [c.data for c in current.candidates.all()]) == (
-            corpus.directory, corpus.candidates):
+            corpus.directory,
+            corpus.candidates,
+        ):
             plan.corpora["same"].append(stem)
         else:
             plan.corpora["replaced"].append(stem)
@@ -255,8 +255,9 @@ def import_apply(*, actor: Actor, decision_type: DecisionType, directory: Path,
     corpora: dict[str, Corpus] = {}
     for stem, corpus in plan._corpora.items():
         if stem in plan.corpora["same"]:
-            corpora[stem] = Corpus.objects.get(decision_type=decision_type,
-                                               name__in=_names_for(decision_type, stem))
+            corpora[stem] = Corpus.objects.get(
+                decision_type=decision_type, name__in=_names_for(decision_type, stem)
+            )
             continue
         corpora[stem] = scenario_services.corpus_import(
             actor=actor, decision_type=decision_type, name=_corpus_name(decision_type, stem),
@@ -264,8 +265,9 @@ def import_apply(*, actor: Actor, decision_type: DecisionType, directory: Path,
             description=corpus.description, replace=True,
         )  # fmt: skip
     for stem in {s.corpus for s in plan._scenarios if s.corpus} - set(corpora):
-        corpora[stem] = Corpus.objects.get(decision_type=decision_type,
-                                           name__in=_names_for(decision_type, stem))
+        corpora[stem] = Corpus.objects.get(
+            decision_type=decision_type, name__in=_names_for(decision_type, stem)
+        )
     for scenario in plan._scenarios:
         if scenario.name in plan.scenarios["same"]:
             continue
@@ -283,8 +285,13 @@ def import_apply(*, actor: Actor, decision_type: DecisionType, directory: Path,
         corpus_row = corpora[scenario.corpus or ""]
         current = Scenario.objects.filter(decision_type=decision_type, name=scenario.name).first()
         if current is None:
-            scenario_services.scenario_create(actor=actor, decision_type=decision_type,
-                                              corpus=corpus_row, name=scenario.name, **fields)
+            scenario_services.scenario_create(
+                actor=actor,
+                decision_type=decision_type,
+                corpus=corpus_row,
+                name=scenario.name,
+                **fields,
+            )
         else:
             scenario_services.scenario_update(actor=actor, scenario=current, corpus=corpus_row,
                                               **fields)  # fmt: skip

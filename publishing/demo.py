@@ -66,9 +66,7 @@ class KeyFiles:
         comment: str = "",
         acknowledged_widenings: Sequence[str] = (),
     ) -> Approval:
-        statement = review.approval_statement(
-            actor, version, report_sha256, acknowledged_widenings
-        )
+        statement = review.approval_statement(actor, version, report_sha256, acknowledged_widenings)
         return review.version_approve(
             actor=actor,
             version=version,

@@ -191,7 +191,8 @@ def recorded_decisions(version: ContractVersion) -> dict[str, Any]:
         "stale": stale,
         "days": replay_days(),
         "receipts": DecisionReceipt.objects.filter(
-            decision_type_id=version.decision_type_id).count(),  # fmt: skip
+            decision_type_id=version.decision_type_id
+        ).count(),  # fmt: skip
     }
 
 

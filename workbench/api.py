@@ -245,7 +245,8 @@ def post_decisions(request: HttpRequest, batch: ReceiptBatch) -> Any:
             limit=RECEIPT_BATCH_MAX, count=len(batch.receipts))})  # fmt: skip
     try:
         outcomes = receipts.receipts_ingest(
-            token=request.auth, receipts=batch.receipts  # type: ignore[attr-defined]
+            token=request.auth,
+            receipts=batch.receipts,  # type: ignore[attr-defined]
         )
     except IntegrityError:
         return Status(409, {"detail": LOST_RACE})

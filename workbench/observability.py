@@ -29,9 +29,11 @@ ACCEPTABLE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
 
 # Attributes every LogRecord has; whatever else a record carries came in `extra=`.
-STANDARD_ATTRIBUTES = frozenset(
-    logging.LogRecord("", 0, "", 0, "", (), None).__dict__
-) | {"message", "asctime", "request_id"}
+STANDARD_ATTRIBUTES = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "request_id",
+}
 
 
 def request_id_from(request: HttpRequest) -> str:

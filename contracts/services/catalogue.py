@@ -246,5 +246,3 @@ def _decide(
     proposal.decided_by, proposal.decided_at = actor, timezone.now()
     proposal.save(update_fields=["status", "note", "decided_by", "decided_at"])
     return proposal
-
-

@@ -21,6 +21,7 @@ DUPLICATE_DECISION_TYPE = "A decision type with this key already exists."
 NO_ROLE = "{username} has no role on this decision type."
 LAST_OWNER = "A decision type needs an owner: make someone else owner first."
 
+
 @transaction.atomic
 def decision_type_create(
     *,
@@ -123,4 +124,3 @@ def _keep_an_owner(decision_type: DecisionType, *, leaving: AbstractBaseUser) ->
     owners = [u for u, role in roles.people_with_roles(decision_type) if role == roles.Role.OWNER]
     if [u.pk for u in owners] == [leaving.pk]:
         raise ValidationError({"username": LAST_OWNER})
-

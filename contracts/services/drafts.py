@@ -158,7 +158,6 @@ def version_start_draft(*, actor: Actor, decision_type: DecisionType) -> Contrac
     return version
 
 
-
 # --------------------------------------------------------------------------- a draft's settings
 
 

@@ -34,8 +34,11 @@ def _package_root() -> Path:
 def package_files() -> list[tuple[str, Path]]:
     """`(archive name, path)` of every module of the package, sorted."""
     root = _package_root()
-    return [(f"{PACKAGE}/{p.relative_to(root).as_posix()}", p)
-            for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts]
+    return [
+        (f"{PACKAGE}/{p.relative_to(root).as_posix()}", p)
+        for p in sorted(root.rglob("*.py"))
+        if "__pycache__" not in p.parts
+    ]
 
 
 def _project() -> dict:
@@ -101,8 +104,11 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) 
     files = [(arc, path.read_bytes()) for arc, path in package_files()]
     files += [
         (f"{dist_info}/METADATA", metadata().encode()),
-        (f"{dist_info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: evidence-compiler backend\n"
-                               b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+        (
+            f"{dist_info}/WHEEL",
+            b"Wheel-Version: 1.0\nGenerator: evidence-compiler backend\n"
+            b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+        ),
         (f"{dist_info}/entry_points.txt", _entry_points().encode()),
     ]
     record = [_record_line(arc, data) for arc, data in files] + [f"{dist_info}/RECORD,,"]

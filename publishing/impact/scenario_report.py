@@ -83,8 +83,7 @@ def _empty_entry(name: str) -> dict[str, Any]:
 
 def _cannot_compile(entry: dict[str, Any], exc: InvalidInput) -> dict[str, Any]:
     entry["problems"] = [
-        f"'{entry['name']}' cannot be compiled against this version: {e['msg']}"
-        for e in exc.errors
+        f"'{entry['name']}' cannot be compiled against this version: {e['msg']}" for e in exc.errors
     ]
     entry["summary"] = []
     entry["changed"] = True

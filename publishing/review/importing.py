@@ -81,8 +81,7 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
     audit_record(
         actor=actor,
         action=AuditAction.BUNDLE_IMPORTED,
-        summary=f"Imported the signed bundle of version {version.number} "
-        f"({verified.sha256[:12]}…)",
+        summary=f"Imported the signed bundle of version {version.number} ({verified.sha256[:12]}…)",
         version=version,
         changes={
             "bundle_sha256": verified.sha256,

@@ -85,7 +85,9 @@ def statement_base64(statement: ApprovalStatement | PublicationStatement) -> str
 
 
 def checked_statement(
-    person: Actor, version: ContractVersion, signed: SignedStatement | str | dict[str, Any] | None,
+    person: Actor,
+    version: ContractVersion,
+    signed: SignedStatement | str | dict[str, Any] | None,
     expected: dict[str, Any],
 ) -> SignedStatement:
     """`signed` parsed and checked: by `person`, with their registered personal key (not

@@ -44,4 +44,3 @@ def known_values(*, decision_type: DecisionType, corpus: Corpus | None = None) -
         roles=frozenset(r for r in roles if isinstance(r, str)),
         has_contract=bool(documents),
     )
-

@@ -177,9 +177,7 @@ def flip_matrix(
             cells=cells,
             is_base=result.is_base,
             other_failures=[
-                f
-                for f in result.expectation_failures
-                if f["what"] != "slot" or "perturbation" in f
+                f for f in result.expectation_failures if f["what"] != "slot" or "perturbation" in f
             ],
         )
         _count(totals, result.is_base, result.expectation_failures, len(flipped))

@@ -102,4 +102,3 @@ def corpus_export(*, corpus: Corpus) -> dict[str, Any]:
         corpus.directory,
         corpus.candidates.order_by("position", "id").values_list("data", flat=True),
     )
-

@@ -114,4 +114,3 @@ def first_flipped(*, run: SuiteRun) -> ScenarioResult | None:
         if result.flipped_propositions:
             return result
     return None
-

@@ -90,4 +90,3 @@ def comparison(*, scenario: Scenario, version: ContractVersion, top_k: int) -> C
     }
     rows = [{"key": key, "label": COMPARISON_LABELS[key], **result[key]} for key in result]
     return Comparison(top_k=top_k, rows=rows, reasons=reasons)
-

@@ -94,7 +94,6 @@ def _run_create(
     return run
 
 
-
 def runs_requeue_stale() -> list[SuiteRun]:
     """Requeue every running run whose worker stopped beating (see `run_requeue_if_stale`);
     the worker does this as it starts, `manage.py requeue_stale_runs` on demand. The runs

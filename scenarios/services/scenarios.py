@@ -25,9 +25,7 @@ from .base import _check_lock, _located, _require_edit
 DUPLICATE_SCENARIO = "This decision type already has a scenario named '{name}'."
 WRONG_CORPUS = "That corpus belongs to another decision type."
 UNKNOWN_STATE = (
-    "'{state}' is not a slot state; use "
-    + ", ".join(SLOT_STATES[:-1])
-    + f" or {SLOT_STATES[-1]}."
+    "'{state}' is not a slot state; use " + ", ".join(SLOT_STATES[:-1]) + f" or {SLOT_STATES[-1]}."
 )
 NOT_A_LIST_OF_EXPECTATIONS = (
     'Give the expectations on perturbations as a JSON list of {"operator", "args", '
@@ -62,9 +60,7 @@ def _clean_scenario_fields(
             raise ValidationError({"expected_slots": UNKNOWN_STATE.format(state=state)})
         if not isinstance(key, str) or not key:
             raise ValidationError({"expected_slots": "Name each proposition."})
-    fields["variant_expectations"] = _clean_variant_expectations(
-        fields.get("variant_expectations")
-    )
+    fields["variant_expectations"] = _clean_variant_expectations(fields.get("variant_expectations"))
     fields["roles"] = list(dict.fromkeys(fields.get("roles") or []))
     fields["named"] = list(fields.get("named") or [])
     fields["expected_slots"] = dict(fields.get("expected_slots") or {})

@@ -44,7 +44,6 @@ def candidate_warnings(
     return found
 
 
-
 def scenario_warnings(scenario: Scenario) -> list[str]:
     """Ids the scenario names or expects that its corpus does not hold (a typo, or a
     candidate renamed since): such an expectation can never be met."""
@@ -55,5 +54,3 @@ def scenario_warnings(scenario: Scenario) -> list[str]:
         for value in getattr(scenario, field) or ()
         if value not in ids
     ]
-
-

@@ -56,9 +56,7 @@ def test_a_token_of_a_deactivated_owner_answers_401(call, token_for, olivia):
 
 
 @pytest.mark.parametrize("path", READS)
-def test_a_type_outside_the_tokens_scope_answers_exactly_like_a_missing_one(
-    path, call, token_for
-):
+def test_a_type_outside_the_tokens_scope_answers_exactly_like_a_missing_one(path, call, token_for):
     secret = token_for(REFUND)
     outside = call("get", path, secret)
     missing = call("get", path.replace(ATLAS, "no.such.type"), secret)
@@ -121,9 +119,7 @@ def test_a_bundle_is_served_byte_for_byte_with_a_strong_etag_and_304(path, call,
     assert other.status_code == 200
 
 
-def test_a_version_without_a_bundle_and_a_type_with_nothing_published_answer_404(
-    call, token_for
-):
+def test_a_version_without_a_bundle_and_a_type_with_nothing_published_answer_404(call, token_for):
     secret = token_for(ATLAS, REFUND)
     assert call("get", f"/api/v1/types/{ATLAS}/versions/2/bundle", secret).status_code == 404
     assert call("get", f"/api/v1/types/{REFUND}/bundle", secret).status_code == 404

@@ -123,9 +123,7 @@ def test_keys_are_never_broken_mid_word(live_server, page, atlas, owner):
         assert clipped == [], name
 
 
-def test_a_right_to_left_override_stays_inside_the_user_string(
-    live_server, page, atlas, owner
-):
+def test_a_right_to_left_override_stays_inside_the_user_string(live_server, page, atlas, owner):
     workspace = _workspace(atlas, owner, f"{RLO}evil text")
     # Every rendered string holding the override sits in an isolate (<bdi> or dir=…), so the
     # text and buttons after it keep their order.
@@ -190,9 +188,7 @@ def test_the_flip_matrix_result_column_is_visible_with_five_propositions(
     assert hidden == []
 
 
-def test_a_flipped_slot_is_not_painted_as_a_failure(
-    live_server, page, five_propositions
-):
+def test_a_flipped_slot_is_not_painted_as_a_failure(live_server, page, five_propositions):
     run = five_propositions
     variants = run.results.exclude(perturbation="")
     variant = next(r for r in variants if r.flips and r.flips.get("slots"))

@@ -68,9 +68,7 @@ def test_a_watched_run_shows_its_matrix_once_and_stops_polling(
 
     run = services.run_start(actor=owner, version=draft)
     # As the worker leaves it mid-run: its results will be there once it finishes.
-    SuiteRun.objects.filter(pk=run.pk).update(
-        status="running", done=0, heartbeat_at=timezone.now()
-    )
+    SuiteRun.objects.filter(pk=run.pk).update(status="running", done=0, heartbeat_at=timezone.now())
     page = new_page()
     polls = []
     page.on(

@@ -66,15 +66,18 @@ def test_keys_made_and_used_in_the_browser_sign_a_bundle_that_verifies_offline(
     rafael_key = create_key_in_page(rafael)
     registered = SigningKey.objects.get(key_id=rafael_key)
     assert registered.origin == "browser" and not registered.private_key_encrypted
-    assert rafael.evaluate(
-        """() => new Promise((resolve) => {
+    assert (
+        rafael.evaluate(
+            """() => new Promise((resolve) => {
             const open = indexedDB.open("evidence-workbench-keys", 1);
             open.onsuccess = () => {
                 const get = open.result.transaction("keys").objectStore("keys").get("signing-key");
                 get.onsuccess = () => resolve(get.result.privateKey.extractable);
             };
         })"""
-    ) is False
+        )
+        is False
+    )
 
     # He approves; signing.js signs the statement the page shows with that key.
     rafael.goto(impact_url)
@@ -150,9 +153,7 @@ def test_keys_made_and_used_in_the_browser_sign_a_bundle_that_verifies_offline(
                     stored.append(bytes(value))
                 else:
                     stored.append(json.dumps(value, default=str).encode())
-    logged = [caplog.text.encode()] + [
-        str(record.__dict__).encode() for record in caplog.records
-    ]
+    logged = [caplog.text.encode()] + [str(record.__dict__).encode() for record in caplog.records]
     assert len(stored) > 100  # every table was read
     for blob in stored + logged:
         for needle in needles:

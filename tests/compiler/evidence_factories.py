@@ -147,6 +147,9 @@ def assert_refused(out: CompileOutput, pass_: str, reason: str) -> None:
     trace = as_json["trace"]
     assert trace[0]["pass"] == "parse"
     assert trace[-1] == {
-        "id": None, "pass": pass_, "outcome": "refused", "reason": reason,
+        "id": None,
+        "pass": pass_,
+        "outcome": "refused",
+        "reason": reason,
         "detail": as_json["refusal"]["detail"],
     }

@@ -978,6 +978,16 @@ def test_the_cli_refuses_a_bundle_the_key_set_does_not_let_approve(tmp_path: Pat
     (tmp_path / KEY_SET_FILE).write_bytes(key_set_json(entries))
     out, err = io.StringIO(), io.StringIO()
     assert main(["verify-bundle", str(path), "--public-key", str(tmp_path)], out, err) == 1
-    assert err.getvalue() == "invalid: " + bundles.KEY_MAY_NOT_SIGN.format(
-        index=1, signer="bob", role="approver", key_id=key_id(BOB), action="approve", roles="none"
-    ) + "\n"
+    assert (
+        err.getvalue()
+        == "invalid: "
+        + bundles.KEY_MAY_NOT_SIGN.format(
+            index=1,
+            signer="bob",
+            role="approver",
+            key_id=key_id(BOB),
+            action="approve",
+            roles="none",
+        )
+        + "\n"
+    )

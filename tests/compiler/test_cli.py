@@ -39,7 +39,9 @@ def test_refused_compile_exits_1_with_the_refusal(tmp_path):
     code, out, _ = run("compile", str(path))
     assert code == 1
     assert json.loads(out)["refusal"] == {
-        "pass": "type-check", "reason": "purpose_not_permitted", "detail": None
+        "pass": "type-check",
+        "reason": "purpose_not_permitted",
+        "detail": None,
     }
 
 
@@ -133,7 +135,11 @@ def test_schema_describes_input_and_output():
 def test_module_entry_point_reads_stdin(command):
     proc = subprocess.run(
         [sys.executable, "-m", "compiler", command, "-", "--json"],
-        input=ATLAS.read_text(), capture_output=True, text=True, cwd=ROOT, check=False,
+        input=ATLAS.read_text(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)
@@ -169,13 +175,19 @@ def published(tmp_path):
         "contract": atlas["contract"],
         "source_classes": [
             {"key": key, "label": key, "authority_tier": 1}
-            for key in ("facility_record", "workflow_event", "approved_waiver",
-                        "committee_record", "policy_clause")
+            for key in (
+                "facility_record",
+                "workflow_event",
+                "approved_waiver",
+                "committee_record",
+                "policy_clause",
+            )
         ],
         "scenarios": [],
     }
-    bundle = sign_bundle(body, [("olivia", "publisher", publisher),
-                                ("rafael", "approver", approver)])
+    bundle = sign_bundle(
+        body, [("olivia", "publisher", publisher), ("rafael", "approver", approver)]
+    )
     path = tmp_path / "atlas.bundle.json"
     path.write_bytes(serialize_bundle(bundle))
     keys = tmp_path / "keys"
@@ -218,14 +230,21 @@ def test_verify_bundle_refuses_unknown_keys_and_bad_key_paths(published, tmp_pat
 
 def test_compile_against_a_bundle_matches_compiling_the_whole_input(published):
     path, keys, request_path = published
-    code, out, _ = run("compile", "--bundle", str(path), "--public-key", str(keys),
-                       str(request_path))
+    code, out, _ = run(
+        "compile", "--bundle", str(path), "--public-key", str(keys), str(request_path)
+    )
     assert code == 0
     _, whole, _ = run("compile", str(ATLAS))
     assert json.loads(out) == json.loads(whole)
 
-    code, _, err = run("compile", "--bundle", str(path), "--public-key",
-                       str(path.with_name("missing-keys")), str(request_path))
+    code, _, err = run(
+        "compile",
+        "--bundle",
+        str(path),
+        "--public-key",
+        str(path.with_name("missing-keys")),
+        str(request_path),
+    )
     assert code == 1 and "bundle refused" in err
     code, _, err = run("compile", "--bundle", str(path), str(request_path))
     assert code == 2 and "--public-key" in err
@@ -233,8 +252,12 @@ def test_compile_against_a_bundle_matches_compiling_the_whole_input(published):
     assert code == 2
     assert json.loads(out) == {
         "result": "invalid",
-        "errors": [{"loc": ["--public-key"], "msg": "compile --bundle needs --public-key to "
-                    "verify the bundle"}],
+        "errors": [
+            {
+                "loc": ["--public-key"],
+                "msg": "compile --bundle needs --public-key to verify the bundle",
+            }
+        ],
     }
 
 

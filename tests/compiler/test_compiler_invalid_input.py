@@ -39,14 +39,23 @@ def has(errors, loc: tuple, *words: str) -> bool:
 
 def test_a_document_with_many_problems_lists_each_with_its_location():
     doc = document(
-        candidate("a", tokens=-1),                                              # 0
-        candidate("a", relevance=1.5),                                          # 1 duplicate
-        candidate("b", valid_from="2026-01-02", valid_to="2026-01-01",          # 2
-                  depends_on=["ghost"]),
-        context_item("g1", group="g", group_required=True, requirement="required"),   # 3
-        context_item("g2", group="g", group_required=True, requirement="preferred",   # 4
-                     colour="red"),
-        candidate("c", relevance=-0.1, superseded_by="nobody"),                 # 5
+        candidate("a", tokens=-1),  # 0
+        candidate("a", relevance=1.5),  # 1 duplicate
+        candidate(
+            "b",
+            valid_from="2026-01-02",
+            valid_to="2026-01-01",  # 2
+            depends_on=["ghost"],
+        ),
+        context_item("g1", group="g", group_required=True, requirement="required"),  # 3
+        context_item(
+            "g2",
+            group="g",
+            group_required=True,
+            requirement="preferred",  # 4
+            colour="red",
+        ),
+        candidate("c", relevance=-0.1, superseded_by="nobody"),  # 5
         expected_policy={"name": "strict", "version": 2},
         con=contract(policy={"mandatory_form": "richest", "on_overrun": "fail"}),
     )
@@ -71,55 +80,111 @@ def test_a_document_with_many_problems_lists_each_with_its_location():
 
 
 INVALID = [
-    pytest.param(document(candidate("a"), candidate("a")), ("candidates", 1, "id"),
-                 id="duplicate-id"),
-    pytest.param(document(candidate("a", tokens=-5)), ("candidates", 0, "tokens"),
-                 id="negative-tokens"),
-    pytest.param(document(candidate("a"), token_budget=-1), ("request", "token_budget"),
-                 id="negative-budget"),
-    pytest.param(document(candidate("a", relevance=1.01)), ("candidates", 0, "relevance"),
-                 id="relevance-above-1"),
-    pytest.param(document(candidate("a", relevance=-0.01)), ("candidates", 0, "relevance"),
-                 id="relevance-below-0"),
-    pytest.param(document(candidate("a", relevance=float("nan"))),
-                 ("candidates", 0, "relevance"), id="relevance-nan"),
-    pytest.param(document(candidate("a", valid_from="2026-08-30", valid_to="2026-08-29")),
-                 ("candidates", 0), id="valid-to-before-valid-from"),
-    pytest.param(document(candidate("a"),
-                          delegation=delegation(valid_from="2026-08-30",
-                                                valid_to="2026-08-01")),
-                 ("request", "delegation"), id="delegation-valid-to-before-valid-from"),
-    pytest.param(document(candidate("a", depends_on=["missing"])),
-                 ("candidates", 0, "depends_on", 0), id="dependency-on-missing-id"),
-    pytest.param(document(context_item("g1", group="g", group_required=True),
-                          context_item("g2", group="g", requirement="discretionary")),
-                 ("candidates", 1, "group"), id="required-group-spans-two-classes"),
-    pytest.param(document(candidate("a"), expected_policy={"name": "default", "version": 2}),
-                 ("request", "expected_policy"), id="expected-policy-version-mismatch"),
-    pytest.param(document(candidate("a"), expected_policy={"name": "strict", "version": 1}),
-                 ("request", "expected_policy"), id="expected-policy-name-mismatch"),
-    pytest.param(document(candidate("a"), con=contract(policy={"mandatory_form": "fullest"})),
-                 ("contract", "policy", "mandatory_form"), id="unsupported-mandatory-form"),
-    pytest.param(document(candidate("a"), con=contract(policy={"on_overrun": "refuse"})),
-                 ("contract", "policy", "on_overrun"), id="unsupported-on-overrun"),
-    pytest.param(document(candidate("a"), con=contract(policy={"role_order": ["evidence"]})),
-                 ("contract", "policy", "role_order"), id="role-order-not-a-permutation"),
-    pytest.param(document(candidate("a"), con=contract(policy={"colour": "red"})),
-                 ("contract", "policy", "colour"), id="unknown-policy-field"),
-    pytest.param(document(candidate("a", colour="red")), ("candidates", 0, "colour"),
-                 id="unknown-candidate-field"),
-    pytest.param(document(candidate("a"), colour="red"), ("request", "colour"),
-                 id="unknown-request-field"),
-    pytest.param({**document(candidate("a")), "colour": "red"}, ("colour",),
-                 id="unknown-top-level-field"),
-    pytest.param(document(candidate("a"),
-                          con=contract(proposition("p", "x"), proposition("p", "y"))),
-                 ("contract", "propositions"), id="duplicate-proposition-key"),
-    pytest.param(document(candidate("a"),
-                          con=contract(proposition("p", "x", max_items=0))),
-                 ("contract", "propositions", 0, "max_items"), id="max-items-zero"),
-    pytest.param(document(candidate("a", relevance=None)), ("candidates", 0, "relevance"),
-                 id="missing-required-value"),
+    pytest.param(
+        document(candidate("a"), candidate("a")), ("candidates", 1, "id"), id="duplicate-id"
+    ),
+    pytest.param(
+        document(candidate("a", tokens=-5)), ("candidates", 0, "tokens"), id="negative-tokens"
+    ),
+    pytest.param(
+        document(candidate("a"), token_budget=-1), ("request", "token_budget"), id="negative-budget"
+    ),
+    pytest.param(
+        document(candidate("a", relevance=1.01)),
+        ("candidates", 0, "relevance"),
+        id="relevance-above-1",
+    ),
+    pytest.param(
+        document(candidate("a", relevance=-0.01)),
+        ("candidates", 0, "relevance"),
+        id="relevance-below-0",
+    ),
+    pytest.param(
+        document(candidate("a", relevance=float("nan"))),
+        ("candidates", 0, "relevance"),
+        id="relevance-nan",
+    ),
+    pytest.param(
+        document(candidate("a", valid_from="2026-08-30", valid_to="2026-08-29")),
+        ("candidates", 0),
+        id="valid-to-before-valid-from",
+    ),
+    pytest.param(
+        document(
+            candidate("a"), delegation=delegation(valid_from="2026-08-30", valid_to="2026-08-01")
+        ),
+        ("request", "delegation"),
+        id="delegation-valid-to-before-valid-from",
+    ),
+    pytest.param(
+        document(candidate("a", depends_on=["missing"])),
+        ("candidates", 0, "depends_on", 0),
+        id="dependency-on-missing-id",
+    ),
+    pytest.param(
+        document(
+            context_item("g1", group="g", group_required=True),
+            context_item("g2", group="g", requirement="discretionary"),
+        ),
+        ("candidates", 1, "group"),
+        id="required-group-spans-two-classes",
+    ),
+    pytest.param(
+        document(candidate("a"), expected_policy={"name": "default", "version": 2}),
+        ("request", "expected_policy"),
+        id="expected-policy-version-mismatch",
+    ),
+    pytest.param(
+        document(candidate("a"), expected_policy={"name": "strict", "version": 1}),
+        ("request", "expected_policy"),
+        id="expected-policy-name-mismatch",
+    ),
+    pytest.param(
+        document(candidate("a"), con=contract(policy={"mandatory_form": "fullest"})),
+        ("contract", "policy", "mandatory_form"),
+        id="unsupported-mandatory-form",
+    ),
+    pytest.param(
+        document(candidate("a"), con=contract(policy={"on_overrun": "refuse"})),
+        ("contract", "policy", "on_overrun"),
+        id="unsupported-on-overrun",
+    ),
+    pytest.param(
+        document(candidate("a"), con=contract(policy={"role_order": ["evidence"]})),
+        ("contract", "policy", "role_order"),
+        id="role-order-not-a-permutation",
+    ),
+    pytest.param(
+        document(candidate("a"), con=contract(policy={"colour": "red"})),
+        ("contract", "policy", "colour"),
+        id="unknown-policy-field",
+    ),
+    pytest.param(
+        document(candidate("a", colour="red")),
+        ("candidates", 0, "colour"),
+        id="unknown-candidate-field",
+    ),
+    pytest.param(
+        document(candidate("a"), colour="red"), ("request", "colour"), id="unknown-request-field"
+    ),
+    pytest.param(
+        {**document(candidate("a")), "colour": "red"}, ("colour",), id="unknown-top-level-field"
+    ),
+    pytest.param(
+        document(candidate("a"), con=contract(proposition("p", "x"), proposition("p", "y"))),
+        ("contract", "propositions"),
+        id="duplicate-proposition-key",
+    ),
+    pytest.param(
+        document(candidate("a"), con=contract(proposition("p", "x", max_items=0))),
+        ("contract", "propositions", 0, "max_items"),
+        id="max-items-zero",
+    ),
+    pytest.param(
+        document(candidate("a", relevance=None)),
+        ("candidates", 0, "relevance"),
+        id="missing-required-value",
+    ),
 ]
 
 
@@ -141,15 +206,20 @@ def test_missing_candidate_fields_are_each_listed():
     for field in ("entity", "allowed_roles", "evidence_class", "tokens", "content"):
         del cand[field]
     errors = errors_of(document(cand))
-    assert {("candidates", 0, f) for f in
-            ("entity", "allowed_roles", "evidence_class", "tokens", "content")} <= set(locs(errors))
+    assert {
+        ("candidates", 0, f)
+        for f in ("entity", "allowed_roles", "evidence_class", "tokens", "content")
+    } <= set(locs(errors))
 
 
 def test_matching_expected_policy_compiles():
     doc = document(candidate("a"), expected_policy={"name": "default", "version": 1})
     assert compile_doc(doc).result == "compiled"
-    doc = document(candidate("a"), expected_policy={"name": "strict", "version": 4},
-                   con=contract(policy={"name": "strict", "version": 4}))
+    doc = document(
+        candidate("a"),
+        expected_policy={"name": "strict", "version": 4},
+        con=contract(policy={"name": "strict", "version": 4}),
+    )
     assert compile_doc(doc).result == "compiled"
 
 
@@ -170,8 +240,11 @@ def test_model_validate_reports_field_and_cross_reference_problems_together():
     with pytest.raises(ValidationError) as caught:
         CompileInput.model_validate(doc)
     found = {tuple(e["loc"]) for e in caught.value.errors()}
-    assert {("candidates", 0, "tokens"), ("candidates", 1, "id"),
-            ("candidates", 1, "depends_on", 0)} <= found
+    assert {
+        ("candidates", 0, "tokens"),
+        ("candidates", 1, "id"),
+        ("candidates", 1, "depends_on", 0),
+    } <= found
 
 
 def test_a_supersession_loop_is_invalid_input():
@@ -196,9 +269,7 @@ def test_a_supersession_loop_is_invalid_input():
 def test_expected_policy_version_given_as_a_string_is_invalid_not_coerced():
     from evidence_factories import candidate, document, request
 
-    doc = document(
-        candidate("a"), req=request(expected_policy={"name": "default", "version": "1"})
-    )
+    doc = document(candidate("a"), req=request(expected_policy={"name": "default", "version": "1"}))
     with pytest.raises(InvalidInput) as caught:
         load_input(doc)
     # Only the type is wrong: "1" names the contract's version, so no mismatch is reported.
@@ -237,8 +308,10 @@ def test_integers_the_output_hashes_cannot_carry_are_invalid_input_not_a_crash()
         candidate(
             "a", tokens=HUGE, floor=HUGE, forms=[{"rank": HUGE, "tokens": HUGE, "content": "x"}]
         ),
-        con=contract(proposition("facility_limit", "facility_record", max_items=HUGE),
-                     policy={"version": HUGE}),
+        con=contract(
+            proposition("facility_limit", "facility_record", max_items=HUGE),
+            policy={"version": HUGE},
+        ),
         token_budget=HUGE,
         expected_policy={"name": "default", "version": HUGE},
     )

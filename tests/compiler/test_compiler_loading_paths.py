@@ -61,7 +61,8 @@ def test_candidates_with_the_same_fields_share_one_field_set_and_copies_keep_the
 @pytest.mark.parametrize("bad_id", [["a"], {"x": 1}, 7])
 def test_an_id_that_is_not_a_string_is_reported_next_to_other_problems(bad_id):
     doc = document(
-        candidate("a", superseded_by="b"), candidate("b", superseded_by="a"),
+        candidate("a", superseded_by="b"),
+        candidate("b", superseded_by="a"),
         candidate("c", superseded_by="a"),
     )
     doc["candidates"][2]["id"] = bad_id

@@ -51,7 +51,10 @@ def test_atlas_matches_the_seeds_printed_output():
         ("continuation_rule", "supported", ["policy-P3"]),
     ]
     assert [s.reason for s in out.slots] == [
-        "accepted_evidence", "accepted_evidence", "no_admissible_evidence", "accepted_evidence",
+        "accepted_evidence",
+        "accepted_evidence",
+        "no_admissible_evidence",
+        "accepted_evidence",
     ]
     # "rejected": exactly the seed's three, with `superseded` as the detail of not_applicable
     assert out.to_json()["rejected"] == [
@@ -81,10 +84,18 @@ def test_atlas_is_byte_identical_whatever_the_candidate_order():
 
 def test_atlas_waiver_that_expired_two_days_earlier_stays_unknown():
     doc = atlas()
-    doc["candidates"].append(candidate(
-        "waiver-W5", evidence_class="approved_waiver", supports=["waiver_valid"],
-        valid_from="2025-08-28", valid_to="2026-08-28", tokens=110, relevance=0.9,
-        content="Covenant waiver approved by committee."))
+    doc["candidates"].append(
+        candidate(
+            "waiver-W5",
+            evidence_class="approved_waiver",
+            supports=["waiver_valid"],
+            valid_from="2025-08-28",
+            valid_to="2026-08-28",
+            tokens=110,
+            relevance=0.9,
+            content="Covenant waiver approved by committee.",
+        )
+    )
     out = compile_doc(doc)
     assert rejection(out, "waiver-W5") == ("not_applicable", "expired")
     assert out.slot("waiver_valid").state == "unknown"
@@ -92,10 +103,18 @@ def test_atlas_waiver_that_expired_two_days_earlier_stays_unknown():
 
 def test_atlas_approved_waiver_supports_the_slot_and_bounds_the_packet():
     doc = atlas()
-    doc["candidates"].append(candidate(
-        "waiver-W6", evidence_class="committee_record", supports=["waiver_valid"],
-        valid_from="2026-08-01", valid_to="2026-09-30", tokens=110, relevance=0.5,
-        content="Committee approved the waiver."))
+    doc["candidates"].append(
+        candidate(
+            "waiver-W6",
+            evidence_class="committee_record",
+            supports=["waiver_valid"],
+            valid_from="2026-08-01",
+            valid_to="2026-09-30",
+            tokens=110,
+            relevance=0.5,
+            content="Committee approved the waiver.",
+        )
+    )
     out = compile_doc(doc)
     assert out.slot("waiver_valid").state == "supported"
     assert out.decision_ready is True
@@ -117,10 +136,18 @@ def test_atlas_identical_query_different_caller():
 
 def test_atlas_one_day_shift_past_a_transition_addendum():
     doc = atlas()
-    doc["candidates"].append(candidate(
-        "addendum-T1", evidence_class="policy_clause", supports=["continuation_rule"],
-        valid_from="2026-07-01", valid_to="2026-09-30", tokens=60, relevance=0.95,
-        content="Local transition addendum."))
+    doc["candidates"].append(
+        candidate(
+            "addendum-T1",
+            evidence_class="policy_clause",
+            supports=["continuation_rule"],
+            valid_from="2026-07-01",
+            valid_to="2026-09-30",
+            tokens=60,
+            relevance=0.95,
+            content="Local transition addendum.",
+        )
+    )
     doc["request"]["decision_date"] = "2026-09-30"
     last_day = compile_doc(doc)
     doc["request"]["decision_date"] = "2026-10-01"
@@ -146,10 +173,16 @@ def test_seed_three_way_comparison_on_the_eight_item_corpus():
         "compiled": (4, 0, 100),
     }
     assert sorted(result["plain_top_k"]["unsafe_ids"]) == [
-        "email-waiver", "old-policy", "other-tenant-limit", "restricted-waiver",
+        "email-waiver",
+        "old-policy",
+        "other-tenant-limit",
+        "restricted-waiver",
     ]
     assert sorted(result["compiled"]["ids"]) == [
-        "approved-waiver", "current-policy", "facility", "workflow",
+        "approved-waiver",
+        "current-policy",
+        "facility",
+        "workflow",
     ]
 
 
@@ -181,34 +214,73 @@ def refund_desk(email_text: str, email_relevance: float, *, with_requested: bool
     ]
     if with_requested:
         props.append(proposition("exception_requested", "customer_email", required=False))
-    common = {"entity": "ORDER-481", "allowed_roles": ["support_agent"],
-              "allowed_purposes": ["refund_request"]}
+    common = {
+        "entity": "ORDER-481",
+        "allowed_roles": ["support_agent"],
+        "allowed_purposes": ["refund_request"],
+    }
     cands = [
-        candidate("refund-policy-v3", evidence_class="policy_clause", supports=["refund_rule"],
-                  valid_from="2026-06-01", relevance=0.8, tokens=200,
-                  content="Refunds within 30 days of delivery.", **common),
-        candidate("refund-policy-v2", evidence_class="policy_clause", supports=["refund_rule"],
-                  valid_from="2025-01-01", superseded_by="refund-policy-v3", relevance=0.9,
-                  tokens=200, content="Refunds within 14 days of delivery.", **common),
-        candidate("order-481", evidence_class="order_record", supports=["delivery_date"],
-                  valid_from="2026-08-10", relevance=0.7, tokens=50,
-                  content="Delivered 2026-08-12.", **common),
-        candidate("email-1", evidence_class="customer_email",
-                  supports=["exception_requested", "exception_approved"],
-                  valid_from="2026-08-20", relevance=email_relevance, tokens=80,
-                  content=email_text, **common),
+        candidate(
+            "refund-policy-v3",
+            evidence_class="policy_clause",
+            supports=["refund_rule"],
+            valid_from="2026-06-01",
+            relevance=0.8,
+            tokens=200,
+            content="Refunds within 30 days of delivery.",
+            **common,
+        ),
+        candidate(
+            "refund-policy-v2",
+            evidence_class="policy_clause",
+            supports=["refund_rule"],
+            valid_from="2025-01-01",
+            superseded_by="refund-policy-v3",
+            relevance=0.9,
+            tokens=200,
+            content="Refunds within 14 days of delivery.",
+            **common,
+        ),
+        candidate(
+            "order-481",
+            evidence_class="order_record",
+            supports=["delivery_date"],
+            valid_from="2026-08-10",
+            relevance=0.7,
+            tokens=50,
+            content="Delivered 2026-08-12.",
+            **common,
+        ),
+        candidate(
+            "email-1",
+            evidence_class="customer_email",
+            supports=["exception_requested", "exception_approved"],
+            valid_from="2026-08-20",
+            relevance=email_relevance,
+            tokens=80,
+            content=email_text,
+            **common,
+        ),
     ]
-    req = request(decision_type="refund.eligibility", principal="sam", roles=["support_agent"],
-                  purpose="refund_request", entity="order 481", token_budget=2000)
+    req = request(
+        decision_type="refund.eligibility",
+        principal="sam",
+        roles=["support_agent"],
+        purpose="refund_request",
+        entity="order 481",
+        token_budget=2000,
+    )
     con = contract(*props, decision_type="refund.eligibility", purposes=["refund_request"])
-    return document(*cands, req=req, con=con,
-                    directory={"entities": {"ORDER-481": ["order 481", "#481"]}})
+    return document(
+        *cands, req=req, con=con, directory={"entities": {"ORDER-481": ["order 481", "#481"]}}
+    )
 
 
 EMAILS = [
     pytest.param("Please make an exception for my refund.", 0.3, id="plain-request"),
-    pytest.param("The manager already approved this, please refund.", 1.0,
-                 id="claims-manager-approval"),
+    pytest.param(
+        "The manager already approved this, please refund.", 1.0, id="claims-manager-approval"
+    ),
 ]
 
 
@@ -259,9 +331,23 @@ def test_comparison_needs_a_positive_k():
 
 def test_compiled_output_has_the_design_fields():
     out = compile_doc(atlas()).to_json()
-    assert {"result", "plan_id", "compiler_version", "contract", "request", "token_budget",
-            "tokens_used", "packet", "slots", "decision_ready", "blocking", "rejected",
-            "valid_until", "trace", "refusal"} <= set(out)
+    assert {
+        "result",
+        "plan_id",
+        "compiler_version",
+        "contract",
+        "request",
+        "token_budget",
+        "tokens_used",
+        "packet",
+        "slots",
+        "decision_ready",
+        "blocking",
+        "rejected",
+        "valid_until",
+        "trace",
+        "refusal",
+    } <= set(out)
     assert set(out["contract"]) == {"decision_type", "version", "sha256"}
     assert len(out["contract"]["sha256"]) == 64
     int(out["plan_id"], 16)
@@ -284,7 +370,9 @@ def test_design_interface_model_dump_names_the_refusal_pass():
     doc["request"]["purpose"] = "marketing"
     out = compile_doc(doc)
     assert out.model_dump(mode="json")["refusal"] == {
-        "pass": "type-check", "reason": "purpose_not_permitted", "detail": None
+        "pass": "type-check",
+        "reason": "purpose_not_permitted",
+        "detail": None,
     }
     assert json.loads(out.model_dump_json())["refusal"]["pass"] == "type-check"
     assert out.model_dump(mode="json") == out.to_json()
@@ -294,9 +382,13 @@ def test_omitted_policy_is_the_default_policy():
     doc = atlas()
     explicit = copy.deepcopy(doc)
     explicit["contract"]["policy"] = {
-        "name": "default", "version": 1, "min_relevance": 0.0, "mandatory_form": "cheapest",
+        "name": "default",
+        "version": 1,
+        "min_relevance": 0.0,
+        "mandatory_form": "cheapest",
         "role_order": ["instruction", "task", "state", "evidence", "support", "tool"],
-        "on_overrun": "drop_last_discretionary"}
+        "on_overrun": "drop_last_discretionary",
+    }
     assert canonical(compile_doc(doc)) == canonical(compile_doc(explicit))
 
 
@@ -317,6 +409,5 @@ def test_a_validated_input_copied_with_reordered_candidates_compiles_identically
     from compiler import compile_input
 
     validated = load_input(atlas())
-    reordered = validated.model_copy(
-        update={"candidates": tuple(reversed(validated.candidates))})
+    reordered = validated.model_copy(update={"candidates": tuple(reversed(validated.candidates))})
     assert canonical(compile_input(reordered)) == canonical(compile_input(validated))

@@ -20,7 +20,7 @@ def _reference(out) -> str:
     "doc",
     [
         document(candidate("a"), candidate("b", entity="OTHER"), context_item("c")),
-        document(candidate("naïve \"quoted\" \\ id\t✓", content="ü\n"), token_budget=0),
+        document(candidate('naïve "quoted" \\ id\t✓', content="ü\n"), token_budget=0),
         document(candidate("a", requirement="mandatory", tokens=5000)),  # refused
         document(),  # nothing to trace per candidate
     ],

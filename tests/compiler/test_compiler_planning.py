@@ -666,8 +666,7 @@ def _tamper(kind):
     def tampered(planned, by_id):
         if kind == "outside_u":
             outsider = by_id["outsider"]
-            form = Form(rank=outsider.full_rank, tokens=outsider.tokens,
-                        content=outsider.content)
+            form = Form(rank=outsider.full_rank, tokens=outsider.tokens, content=outsider.content)
             planned.packet.append(Placement(outsider, form, False, 99))
             planned.tokens_used += form.tokens
         elif kind == "over_budget":
@@ -675,21 +674,28 @@ def _tamper(kind):
         elif kind == "missing_slot":
             planned.slots.pop()
         elif kind == "hidden_contradiction":
-            planned.slots[0] = Slot(proposition="a", state="supported", resource_ids=("s",),
-                                    reason="accepted_evidence", required=True)
+            planned.slots[0] = Slot(
+                proposition="a",
+                state="supported",
+                resource_ids=("s",),
+                reason="accepted_evidence",
+                required=True,
+            )
         return planned
 
     return tampered
 
 
-@pytest.mark.parametrize(("kind", "invariant"), [
-    ("outside_u", "packet_within_admitted_universe"),
-    ("over_budget", "tokens_within_budget"),
-    ("missing_slot", "one_slot_per_proposition"),
-    ("hidden_contradiction", "contradiction_visible"),
-])
-def test_attest_refuses_to_release_a_plan_that_breaks_an_invariant(monkeypatch, kind,
-                                                                   invariant):
+@pytest.mark.parametrize(
+    ("kind", "invariant"),
+    [
+        ("outside_u", "packet_within_admitted_universe"),
+        ("over_budget", "tokens_within_budget"),
+        ("missing_slot", "one_slot_per_proposition"),
+        ("hidden_contradiction", "contradiction_visible"),
+    ],
+)
+def test_attest_refuses_to_release_a_plan_that_breaks_an_invariant(monkeypatch, kind, invariant):
     import compiler.pipeline as pipeline
 
     real_plan = pipeline.plan
@@ -699,8 +705,11 @@ def test_attest_refuses_to_release_a_plan_that_breaks_an_invariant(monkeypatch, 
         return tamper(real_plan(request, contract, admission, by_id, trace), by_id)
 
     monkeypatch.setattr(pipeline, "plan", broken_plan)
-    cands = [ev("s", "a"), candidate("c", **CONTRA, tokens=5000),
-             ev("outsider", "a", entity="OTHER", content="OUTSIDER-BODY")]
+    cands = [
+        ev("s", "a"),
+        candidate("c", **CONTRA, tokens=5000),
+        ev("outsider", "a", entity="OTHER", content="OUTSIDER-BODY"),
+    ]
     out = compile_doc(document(*cands, con=contract(A, B)))
     assert_refused(out, "attest", "invariant_violated")
     assert out.refusal.detail == invariant

@@ -181,8 +181,9 @@ def documents(draw, planning_only: bool = False):
             for c in members:
                 c["requirement"] = members[0]["requirement"]
     if cands and draw(st.integers(0, 5)) == 0:
-        request["named"] = draw(st.lists(st.sampled_from([c["id"] for c in cands]),
-                                         min_size=1, max_size=2, unique=True))
+        request["named"] = draw(
+            st.lists(st.sampled_from([c["id"] for c in cands]), min_size=1, max_size=2, unique=True)
+        )
     if planning_only:
         request.pop("delegation", None)
         for c in cands:
@@ -315,8 +316,9 @@ def test_invariants_1_to_5_on_every_compile(doc):
         assert out.refusal.reason != "invariant_violated", out.refusal
         if out.refusal.reason == "named_not_admissible":
             named = doc["request"]["named"]
-            assert any(n not in u or by_id[n].get("depends_on") or by_id[n].get("group")
-                       for n in named)
+            assert any(
+                n not in u or by_id[n].get("depends_on") or by_id[n].get("group") for n in named
+            )
         return
 
     # 1. Admitted ⊆ U (deny dominates: a denied candidate is never in U)
@@ -522,8 +524,7 @@ def test_three_way_comparison_is_consistent(doc, k):
     from compiler.compare import compare
 
     result = compare(load_input(doc), k)
-    plain, post, compiled = (result[n] for n in ("plain_top_k", "post_filter_top_k",
-                                                   "compiled"))
+    plain, post, compiled = (result[n] for n in ("plain_top_k", "post_filter_top_k", "compiled"))
     u = universe(doc)
     assert plain["items_passed"] == min(k, len(doc["candidates"]))
     assert plain["unsafe_items"] == sum(1 for i in plain["ids"] if i not in u)

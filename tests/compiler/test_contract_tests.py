@@ -66,8 +66,10 @@ def test_a_wrong_expectation_fails_with_exit_1_naming_slot_and_states(directory,
     assert code == 1
     assert "FAIL atlas-base" in out
     assert "slot waiver_valid: expected supported, got unknown" in out
-    assert "swap_principal(outsider, outsider_role): slot facility_limit: expected supported, " \
+    assert (
+        "swap_principal(outsider, outsider_role): slot facility_limit: expected supported, "
         "got unknown" in out
+    )
     cases = ET.parse(junit).iter("testcase")
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
     assert failed == ["slot waiver_valid is supported", "swap_principal(outsider, outsider_role)"]

@@ -68,9 +68,11 @@ def test_suite_revokes_the_delegation_only_when_there_is_one(atlas):
     delegated = atlas.model_copy(
         update={
             "request": atlas.request.model_copy(
-                update={"delegation": load_input(
-                    document(candidate("x"), req=request(delegation=delegation()))
-                ).request.delegation}
+                update={
+                    "delegation": load_input(
+                        document(candidate("x"), req=request(delegation=delegation()))
+                    ).request.delegation
+                }
             )
         }
     )
@@ -100,12 +102,20 @@ def test_atlas_sweep_flips_exactly_the_slots_each_fact_supports(atlas):
     assert flipped["promote_weak(case_note)"] == {}
     assert flipped["look_alike"] == {}
     assert set(flipped["contradict_first"]) == {
-        "facility_limit", "review_open", "waiver_valid", "continuation_rule"
+        "facility_limit",
+        "review_open",
+        "waiver_valid",
+        "continuation_rule",
     }
     assert flipped["supersede(policy-P3)"] == {"continuation_rule": ("supported", "unknown")}
     assert result["totals"] == {
-        "perturbations": 17, "with_flips": 12, "flipped_slots": 19, "violations": 0,
-        "findings": 6, "expected": 62, "expectation_failures": 0,
+        "perturbations": 17,
+        "with_flips": 12,
+        "flipped_slots": 19,
+        "violations": 0,
+        "findings": 6,
+        "expected": 62,
+        "expectation_failures": 0,
     }
     assert result["passed"] is True
 
@@ -125,15 +135,24 @@ def expiring_document():
     """A local transition addendum governs until midnight on its last day (the decision date);
     then the group manual it supersedes applies."""
     addendum = candidate(
-        "addendum-L1", evidence_class="policy_clause", supports=["continuation_rule"],
-        valid_from="2026-07-01", valid_to="2026-09-30", relevance=0.6,
+        "addendum-L1",
+        evidence_class="policy_clause",
+        supports=["continuation_rule"],
+        valid_from="2026-07-01",
+        valid_to="2026-09-30",
+        relevance=0.6,
     )
     manual = candidate(
-        "manual-G4", evidence_class="policy_clause", supports=["continuation_rule"],
-        valid_from="2026-01-01", superseded_by="addendum-L1", relevance=0.5,
+        "manual-G4",
+        evidence_class="policy_clause",
+        supports=["continuation_rule"],
+        valid_from="2026-01-01",
+        superseded_by="addendum-L1",
+        relevance=0.5,
     )
     con = {
-        "decision_type": "credit.review.continuation", "version": "1",
+        "decision_type": "credit.review.continuation",
+        "version": "1",
         "purposes": ["annual_credit_review"],
         "propositions": [{"key": "continuation_rule", "accepted_classes": ["policy_clause"]}],
     }
@@ -193,8 +212,13 @@ def test_hide_takes_dependants_along_and_keeps_the_input_valid():
     doc = load_input(
         document(
             candidate("base-record"),
-            candidate("annex", depends_on=["base-record"], supports=[], role="support",
-                      evidence_class="annex"),
+            candidate(
+                "annex",
+                depends_on=["base-record"],
+                supports=[],
+                role="support",
+                evidence_class="annex",
+            ),
             named=["annex"],
         )
     )
@@ -217,7 +241,9 @@ def test_contradict_makes_a_supported_slot_contradicted(atlas):
 def test_perturbations_are_data_that_replays(atlas):
     perturbation = Perturbation("shift_days", {"days": 1})
     assert perturbation.to_json() == {
-        "name": "shift_days(+1)", "operator": "shift_days", "args": {"days": 1}
+        "name": "shift_days(+1)",
+        "operator": "shift_days",
+        "args": {"days": 1},
     }
     assert perturbation.apply(atlas) == shift_days(atlas, 1)
     with pytest.raises(ValueError, match="unknown perturbation operator 'teleport'"):
@@ -249,9 +275,11 @@ def test_flips_takes_just_the_two_outputs(atlas):
         ("facility_limit", "supported", "unknown")
     ]
     assert change == flips(base, hidden, atlas)
-    refused = compile_input(atlas.model_copy(
-        update={"request": atlas.request.model_copy(update={"purpose": "marketing"})}
-    ))
+    refused = compile_input(
+        atlas.model_copy(
+            update={"request": atlas.request.model_copy(update={"purpose": "marketing"})}
+        )
+    )
     assert refused.result == "refused"
     change = flips(base, refused)
     assert {f["proposition"]: (f["base"], f["variant"]) for f in change["slots"]} == {

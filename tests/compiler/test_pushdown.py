@@ -106,7 +106,10 @@ def differences(doc: dict[str, Any], store: SqliteStore | PostgresStore) -> list
     store.load(whole.candidates)
     try:
         result = pushdown.compile_pushed_down(
-            whole.request, whole.contract, store.dialect, store.execute,
+            whole.request,
+            whole.contract,
+            store.dialect,
+            store.execute,
             directory=whole.directory,
         )
     except InvalidInput as exc:
@@ -156,8 +159,9 @@ def corpus() -> dict[str, Any]:
 
 
 def named_corpus() -> dict[str, Any]:
-    return document(candidate("ok"), candidate("elsewhere", entity="BOREAL-02"),
-                    named=["elsewhere"])
+    return document(
+        candidate("ok"), candidate("elsewhere", entity="BOREAL-02"), named=["elsewhere"]
+    )
 
 
 def delegated_corpus() -> dict[str, Any]:
@@ -191,8 +195,16 @@ def test_the_handwritten_corpora_conform(store, make_corpus):
 TRUE, FALSE = "1 = 1", "1 = 0"
 CONDITION_NAMES = [
     ("eligible", name)
-    for name in ("not_denied_principal", "not_denied_role", "role", "purpose", "entity",
-                 "not_expired", "not_marked_superseded", "evidence_class")
+    for name in (
+        "not_denied_principal",
+        "not_denied_role",
+        "role",
+        "purpose",
+        "entity",
+        "not_expired",
+        "not_marked_superseded",
+        "evidence_class",
+    )
 ] + [("admitted", "started"), ("admitted", "no_successor_in_force")]
 
 
@@ -225,10 +237,12 @@ MUTATIONS = {
     "drop group_members": (_replace("companions", "group_members", None), corpus),
     "drop named": (_replace("companions", "named", None), named_corpus),
     "widen not_denied_role under delegation": (
-        _replace("eligible", "not_denied_role", TRUE), delegated_corpus
+        _replace("eligible", "not_denied_role", TRUE),
+        delegated_corpus,
     ),
     "widen not_denied_principal under delegation": (
-        _replace("eligible", "not_denied_principal", TRUE), delegated_corpus
+        _replace("eligible", "not_denied_principal", TRUE),
+        delegated_corpus,
     ),
     "narrow role under delegation": (_replace("eligible", "role", FALSE), delegated_corpus),
     "drop waiting": (_wait_only_for_the_start(), corpus),
@@ -274,8 +288,9 @@ def test_a_row_the_query_should_not_return_is_rejected_not_trusted(sqlite_store)
 
 
 def test_a_request_refused_before_admission_loads_nothing_and_refuses_the_same(store):
-    doc = document(candidate("ok"), entity="Nobody Known",
-                   directory={"entities": {"ATLAS-IN-01": ["Atlas"]}})
+    doc = document(
+        candidate("ok"), entity="Nobody Known", directory={"entities": {"ATLAS-IN-01": ["Atlas"]}}
+    )
     whole = load_input(doc)
     store.load(whole.candidates)
     result = pushdown.compile_pushed_down(

@@ -38,7 +38,9 @@ def atlas_json(waiver_classes=None):
 
 def row(doc, operator, args=None, compile_fn=None, weak=()):
     report = sweep(
-        load_input(doc), [Perturbation(operator, args or {})], weak_classes=weak,
+        load_input(doc),
+        [Perturbation(operator, args or {})],
+        weak_classes=weak,
         compile_fn=compile_fn,
     )
     return report["perturbations"][0]
@@ -62,9 +64,15 @@ def lax_compiler(**ignore):
         def fix(c):
             changes = {}
             if ignore.get("entity"):
-                changes["entity"] = doc.request.entity if not doc.directory.entities else next(
-                    e for e in doc.directory.entities if e == doc.request.entity
-                    or doc.request.entity in doc.directory.entities[e]
+                changes["entity"] = (
+                    doc.request.entity
+                    if not doc.directory.entities
+                    else next(
+                        e
+                        for e in doc.directory.entities
+                        if e == doc.request.entity
+                        or doc.request.entity in doc.directory.entities[e]
+                    )
                 )
             if ignore.get("applicability"):
                 changes.update(superseded=False, valid_to=None)
@@ -98,7 +106,8 @@ def test_weak_promotion_is_a_violation_only_where_the_contract_accepts_the_weak_
     kept = row(atlas_json(), "promote_weak", {"weak_classes": ["case_note", "email"]})
     assert kinds(kept) == []
     broken = row(
-        atlas_json(["approved_waiver", "case_note"]), "promote_weak",
+        atlas_json(["approved_waiver", "case_note"]),
+        "promote_weak",
         {"weak_classes": ["case_note", "email"]},
     )
     assert kinds(broken) == [("violation", "waiver_valid")]
@@ -135,7 +144,9 @@ def test_a_higher_precedence_contradiction_must_surface():
 def test_contradict_names_its_target_only():
     assert kinds(row(atlas_json(), "contradict", {"proposition": "facility_limit"})) == []
     broken = row(
-        atlas_json(), "contradict", {"proposition": "facility_limit"},
+        atlas_json(),
+        "contradict",
+        {"proposition": "facility_limit"},
         compile_fn=lax_compiler(contradictions=True),
     )
     assert kinds(broken) == [("violation", "facility_limit")]
@@ -145,7 +156,9 @@ def test_another_entity_is_admitted_nothing_of_the_first():
     kept = row(atlas_json(), "swap_entity", {"entity": "OTHER-ENTITY"})
     assert kinds(kept) == [] and kept["result"] == "compiled"
     broken = row(
-        atlas_json(), "swap_entity", {"entity": "OTHER-ENTITY"},
+        atlas_json(),
+        "swap_entity",
+        {"entity": "OTHER-ENTITY"},
         compile_fn=lax_compiler(entity=True),
     )
     assert ("violation", None) in kinds(broken)
@@ -154,9 +167,7 @@ def test_another_entity_is_admitted_nothing_of_the_first():
 
 def test_contamination_changes_nothing():
     assert kinds(row(atlas_json(), "contaminate", {"count": 12})) == []
-    broken = row(
-        atlas_json(), "contaminate", {"count": 12}, compile_fn=lax_compiler(entity=True)
-    )
+    broken = row(atlas_json(), "contaminate", {"count": 12}, compile_fn=lax_compiler(entity=True))
     assert ("violation", None) in kinds(broken)
     assert "contaminant-000 was admitted" in messages(broken, "violation")
 
@@ -186,7 +197,8 @@ def test_hiding_a_single_source_is_a_finding_and_a_second_source_is_expected():
 
 def test_a_substituted_class_that_still_establishes_its_slot_is_a_finding():
     kept = row(
-        document(candidate("a")), "substitute_class",
+        document(candidate("a")),
+        "substitute_class",
         {"candidate_id": "a", "evidence_class": "case_note"},
     )
     assert kinds(kept) == []
@@ -194,9 +206,7 @@ def test_a_substituted_class_that_still_establishes_its_slot_is_a_finding():
     lenient = document(
         candidate("a"), con=contract(proposition("facility_limit", "facility_record", "case_note"))
     )
-    broken = row(
-        lenient, "substitute_class", {"candidate_id": "a", "evidence_class": "case_note"}
-    )
+    broken = row(lenient, "substitute_class", {"candidate_id": "a", "evidence_class": "case_note"})
     assert kinds(broken) == [("finding", "facility_limit")]
 
 
@@ -220,7 +230,9 @@ def test_expiry_replay_is_in_the_suite_and_its_change_is_a_finding():
     assert kinds(replay) == [("finding", "continuation_rule")]
     assert "addendum-L1 leaves (not_applicable/expired)" in messages(replay, "finding")
     frozen = row(
-        expiring_doc(), "replay_expiry", {"valid_until": "2026-09-30"},
+        expiring_doc(),
+        "replay_expiry",
+        {"valid_until": "2026-09-30"},
         compile_fn=lambda doc: compile_input(load_input(expiring_doc())),
     )
     assert kinds(frozen)[0] == ("violation", None)
@@ -231,7 +243,9 @@ def test_supersede_changes_the_plan_and_names_its_item():
     assert kinds(kept) == [("finding", "continuation_rule")]
     assert "policy-P3 superseded" in messages(kept, "finding")
     frozen = row(
-        atlas_json(), "supersede", {"candidate_id": "policy-P3"},
+        atlas_json(),
+        "supersede",
+        {"candidate_id": "policy-P3"},
         compile_fn=lambda doc: compile_input(load_input(atlas_json())),
     )
     assert kinds(frozen) == [("violation", None)]
@@ -262,19 +276,28 @@ def test_demo_version_1_passes_and_version_2_shows_the_weak_promotion_violation(
 
 def test_a_variant_expectation_is_checked_like_a_base_expectation():
     held = VariantExpectation(
-        operator="hide", args={"candidate_id": "facility-F102"},
-        proposition="facility_limit", state="unknown",
+        operator="hide",
+        args={"candidate_id": "facility-F102"},
+        proposition="facility_limit",
+        state="unknown",
     )
     wrong = VariantExpectation(
-        operator="shift_days", args={"days": 40},
-        proposition="continuation_rule", state="unknown",
+        operator="shift_days",
+        args={"days": 40},
+        proposition="continuation_rule",
+        state="unknown",
     )
     report = sweep(load_input(atlas_json()), expectations=[held, wrong])
     # shift_days(+40) is not in the standard suite: it is run for the expectation.
     assert "shift_days(+40)" in [r["name"] for r in report["perturbations"]]
     assert report["expectation_failures"] == [
-        {"what": "slot", "key": "continuation_rule", "expected": "unknown",
-         "actual": "supported", "perturbation": "shift_days(+40)"}
+        {
+            "what": "slot",
+            "key": "continuation_rule",
+            "expected": "unknown",
+            "actual": "supported",
+            "perturbation": "shift_days(+40)",
+        }
     ]
     assert report["passed"] is False
     assert slot_failures({"a": "supported"}, {"a": "supported", "b": "unknown"}) == [
@@ -296,9 +319,7 @@ def test_a_variant_expectation_with_bad_arguments_is_refused():
 
 def test_corpus_findings_group_unaccepted_claims_by_class_with_their_tier():
     doc = load_input(atlas_json())
-    findings = corpus_findings(
-        doc.contract, doc.candidates, tiers={"case_note": "4 (informal)"}
-    )
+    findings = corpus_findings(doc.contract, doc.candidates, tiers={"case_note": "4 (informal)"})
     said = [(f.proposition, f.message, f.items) for f in findings]
     assert said == [
         ("waiver_valid",
@@ -324,8 +345,9 @@ def test_contamination_and_outsider_relations_hold_for_any_corpus(doc):
         Perturbation("swap_principal", {"principal": "outsider", "roles": ["outsider_role"]}),
     ]
     report = sweep(load_input(doc), suite)
-    violations = [v for r in report["perturbations"] for v in r["verdicts"]
-                  if v["kind"] == "violation"]
+    violations = [
+        v for r in report["perturbations"] for v in r["verdicts"] if v["kind"] == "violation"
+    ]
     assert violations == []
 
 

@@ -64,9 +64,7 @@ CONTRACT = {
 
 
 def trusted(person, key, *roles, origin="cli", revoked_at=None):
-    return {
-        key_id(key): TrustedKey(key.public_key(), person, frozenset(roles), origin, revoked_at)
-    }
+    return {key_id(key): TrustedKey(key.public_key(), person, frozenset(roles), origin, revoked_at)}
 
 
 KEYS = (

@@ -411,9 +411,7 @@ def test_only_owners_manage_access(atlas, reviewer, viewer):
         services.access_revoke(actor=reviewer, decision_type=atlas, user=viewer)
 
 
-def test_a_policy_version_beyond_what_a_bundle_can_hash_is_refused_on_every_database(
-    owner, draft
-):
+def test_a_policy_version_beyond_what_a_bundle_can_hash_is_refused_on_every_database(owner, draft):
     # SQLite stores 64-bit integers, but a bundle's RFC 8785 hash stops at 2**53 - 1: without
     # a bound of its own the edit was saved there and every later page of the draft failed.
     lock = draft.lock_version

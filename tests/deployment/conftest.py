@@ -57,13 +57,27 @@ def production_server(tmp_path_factory, deployment_database) -> Iterator[Server]
     with log.open("w") as out:
         server_env = {**env, "DJANGO_SETTINGS_MODULE": "fault_settings"}
         web = subprocess.Popen(
-            [str(BIN / "gunicorn"), "workbench.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", "2", "--threads", "4"],
-            env=server_env, cwd=here, stdout=out, stderr=subprocess.STDOUT,
+            [
+                str(BIN / "gunicorn"),
+                "workbench.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+            ],
+            env=server_env,
+            cwd=here,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
         worker = subprocess.Popen(
             [django_admin, "db_worker", "--no-reload", "--interval", "0.5"],
-            env=env, cwd=here, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=here,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             url = f"http://127.0.0.1:{port}"

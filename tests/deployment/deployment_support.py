@@ -100,5 +100,3 @@ class Server:
             if line.startswith("{"):
                 lines.append(json.loads(line))
         return lines
-
-

@@ -45,8 +45,11 @@ class Browserless:
 
 def sign_in(client: Browserless, username: str, password: str, **headers: str):
     client.request("/sign-in/")
-    form = {"username": username, "password": password,
-            "csrfmiddlewaretoken": client.cookie("csrftoken")}
+    form = {
+        "username": username,
+        "password": password,
+        "csrfmiddlewaretoken": client.cookie("csrftoken"),
+    }
     return client.request("/sign-in/", form, headers)
 
 
@@ -94,7 +97,8 @@ def test_health_answers_any_host_and_readiness_sees_the_database_and_the_worker(
             break
         time.sleep(0.5)
     assert (status, json.loads(body)) == (
-        200, {"status": "ok", "checks": {"database": "ok", "worker": "ok"}}
+        200,
+        {"status": "ok", "checks": {"database": "ok", "worker": "ok"}},
     )
 
 
@@ -102,7 +106,11 @@ def test_sign_in_behind_a_tls_proxy_passes_the_origin_check(production_server):
     client = Browserless(production_server.url)
     origin = production_server.url.replace("http://", "https://")
     status, headers, _ = sign_in(
-        client, "olivia", "olivia-local-demo", Origin=origin, Referer=origin + "/sign-in/",
+        client,
+        "olivia",
+        "olivia-local-demo",
+        Origin=origin,
+        Referer=origin + "/sign-in/",
         **PROXIED,
     )
     assert status == 302 and headers["Location"] == "/"
@@ -122,7 +130,11 @@ def test_each_request_is_one_json_line_with_its_id_user_view_status_and_duration
     assert len(lines) == 1
     line = lines[0]
     assert (line["logger"], line["user"], line["view"], line["status"], line["path"]) == (
-        "workbench.requests", "vera", "dashboard", 200, "/"
+        "workbench.requests",
+        "vera",
+        "dashboard",
+        200,
+        "/",
     )
     assert isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0
 

@@ -23,8 +23,13 @@ GOOD = {
 
 
 def test_a_complete_environment_is_typed():
-    env = load_environment({**GOOD, "DJANGO_SECURE_HSTS_SECONDS": "600",
-                            "DJANGO_SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto"})
+    env = load_environment(
+        {
+            **GOOD,
+            "DJANGO_SECURE_HSTS_SECONDS": "600",
+            "DJANGO_SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto",
+        }
+    )
     assert env.DJANGO_ALLOWED_HOSTS == ["workbench.example.org", "admin.example.org"]
     assert env.DJANGO_SECURE_HSTS_SECONDS == 600
     assert env.DJANGO_SECURE_PROXY_SSL_HEADER == "HTTP_X_FORWARDED_PROTO"
@@ -37,8 +42,10 @@ def test_a_complete_environment_is_typed():
         ({"DJANGO_SECRET_KEY": "short"}, "DJANGO_SECRET_KEY: must be at least 50 characters"),
         ({"DJANGO_SECURE_HSTS_SECONDS": "a year"}, "DJANGO_SECURE_HSTS_SECONDS: Input should"),
         ({"DJANGO_SECURE_SSL_REDIRECT": "maybe"}, "DJANGO_SECURE_SSL_REDIRECT: Input should"),
-        ({"DJANGO_CSRF_TRUSTED_ORIGINS": "workbench.example.org"},
-         "DJANGO_CSRF_TRUSTED_ORIGINS: each origin needs its scheme"),
+        (
+            {"DJANGO_CSRF_TRUSTED_ORIGINS": "workbench.example.org"},
+            "DJANGO_CSRF_TRUSTED_ORIGINS: each origin needs its scheme",
+        ),
     ],
 )
 def test_a_missing_or_malformed_variable_is_named_and_its_value_is_not(change, expected):
@@ -70,7 +77,8 @@ def test_readiness_fails_without_a_recent_worker_heartbeat(client, settings):
     assert client.get("/readyz").status_code == 503
     WorkerHeartbeat.objects.create(worker="live", seen_at=timezone.now())
     assert client.get("/readyz").json() == {
-        "status": "ok", "checks": {"database": "ok", "worker": "ok"}
+        "status": "ok",
+        "checks": {"database": "ok", "worker": "ok"},
     }
 
 
@@ -83,7 +91,10 @@ def test_the_request_line_carries_id_user_view_and_status(client, owner, caplog)
     (record,) = [r for r in caplog.records if r.name == "workbench.requests"]
     line = json.loads(JsonFormatter().format(record))
     assert (line["request_id"], line["user"], line["view"], line["status"]) == (
-        "abc-123", owner.username, "dashboard", 200
+        "abc-123",
+        owner.username,
+        "dashboard",
+        200,
     )
 
 

@@ -68,7 +68,10 @@ def test_installed_from_the_wheel_it_migrates_passes_check_deploy_and_serves(
     with log.open("w") as out:
         web = subprocess.Popen(
             [str(bin_dir / "gunicorn"), "workbench.wsgi", "--bind", f"127.0.0.1:{port}"],
-            env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT,
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
         try:
             wait_until_serving(url, web, log)
@@ -89,6 +92,10 @@ def test_installed_from_the_wheel_it_migrates_passes_check_deploy_and_serves(
             web.wait(timeout=20)
     installed = subprocess.run(
         [str(bin_dir / "python"), "-c", "import workbench; print(workbench.__file__)"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, check=True,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert str(environment) in installed, "the page came from the wheel, not the checkout"

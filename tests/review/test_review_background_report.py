@@ -76,9 +76,7 @@ def test_submit_queues_the_report_and_the_pages_wait_for_it(
                 review.version_approve(
                     actor=reviewer, version=version, report_sha256="0" * 64, signed_statement=None
                 )
-            assert refused.value.messages == [
-                review.REPORT_PENDING.format(number=version.number)
-            ]
+            assert refused.value.messages == [review.REPORT_PENDING.format(number=version.number)]
             assert StoredImpactReport.objects.count() == 1  # asked for once
 
         drain_queue()

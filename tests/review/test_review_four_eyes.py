@@ -174,9 +174,7 @@ def _signed_with_statements(body: dict, signers: list) -> bytes:
             )
             publication = sign_statement(statement, key)
         else:
-            statement = ApprovalStatement(
-                **common, **who, report_sha256=manifest["report_sha256"]
-            )
+            statement = ApprovalStatement(**common, **who, report_sha256=manifest["report_sha256"])
             approvals.append(sign_statement(statement, key))
     return serialize_bundle(assemble_bundle(normal, publication, approvals))
 

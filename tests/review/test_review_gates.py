@@ -81,8 +81,8 @@ def test_a_contract_with_no_proposition_cannot_be_submitted(catalogue, owner):
 
 
 def test_lint_errors_arising_after_submission_refuse_approve_and_publish(
-    submitted, owner, reviewer
-, devices):
+    submitted, owner, reviewer, devices
+):
     report = review.report_for(submitted)
     # A class the contract accepts is retired after submission: no candidate can carry it.
     key = submitted.propositions.first().accepted_classes[0]

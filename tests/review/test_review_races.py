@@ -138,17 +138,19 @@ def test_publishing_starting_a_draft_and_approving_at_once_never_deadlocks(
         works.append(
             (
                 "draft",
-                lambda: services.version_start_draft(
-                    actor=owners[1], decision_type=decision_type
-                ).number,
+                lambda: (
+                    services.version_start_draft(
+                        actor=owners[1], decision_type=decision_type
+                    ).number
+                ),
             )
         )
         works += [
             (
                 "approve",
-                lambda r=r, v=version, h=sha256: devices.approve(
-                    actor=r, version=v, report_sha256=h
-                ).pk,
+                lambda r=r, v=version, h=sha256: (
+                    devices.approve(actor=r, version=v, report_sha256=h).pk
+                ),
             )
             for r in reviewers
         ]

@@ -24,9 +24,7 @@ def actions(version) -> list[str]:
 def approve(version, reviewer, devices, **kwargs):
     version.refresh_from_db()
     report = review.report_for(version)
-    return devices.approve(
-        actor=reviewer, version=version, report_sha256=report.sha256, **kwargs
-    )
+    return devices.approve(actor=reviewer, version=version, report_sha256=report.sha256, **kwargs)
 
 
 # --------------------------------------------------------------------------- the happy path

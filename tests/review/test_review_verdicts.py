@@ -163,9 +163,12 @@ def test_impact_page_shows_verdicts_before_the_scenarios(client, in_review):
     client.force_login(person("rafael"))
     url = reverse("version_impact", args=[demo.ATLAS_KEY, in_review.number])
     page = client.get(url).content.decode()
-    assert page.index('id="violations"') < page.index('id="widenings"') < page.index(
-        'id="per-proposition"'
-    ) < page.index("<h3>Scenarios</h3>")
+    assert (
+        page.index('id="violations"')
+        < page.index('id="widenings"')
+        < page.index('id="per-proposition"')
+        < page.index("<h3>Scenarios</h3>")
+    )
     assert "Justified by olivia" in page
     assert 'name="acknowledged_widenings"' in page
     assert '<details class="scenario" data-scenario=' in page  # collapsed

@@ -120,9 +120,7 @@ def test_approve_records_the_report_the_page_showed(submitted, reviewer, devices
     assert approval.statement["report_sha256"] == shown and approval.signature
     # A report hash that is not the current one is refused with the reason.
     submitted.refresh_from_db()
-    response = client.post(
-        url(submitted, "version_approve"), {**data, "report_sha256": "0" * 64}
-    )
+    response = client.post(url(submitted, "version_approve"), {**data, "report_sha256": "0" * 64})
     assert response.status_code == 422
 
 
@@ -185,9 +183,7 @@ def test_version_history_and_diff(published, owner, viewer):
     assert client.get(diff + "?from=9&to=1").status_code == 404
 
 
-def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(
-    keys, make_user, tmp_path
-):
+def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(keys, make_user, tmp_path):
     from compiler.keys import write_key_files
     from contracts.models import AuditAction, AuditEvent
     from publishing import signing
@@ -216,9 +212,7 @@ def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(
     current = signing.signing_key(newcomer)
     assert current.origin == "browser" and current.key_id != mine.key_id
     # Revoking: audited, and the person has no key to sign with until they register one.
-    response = client.post(
-        reverse("signing_key_revoke"), {"key_id": current.key_id}, follow=True
-    )
+    response = client.post(reverse("signing_key_revoke"), {"key_id": current.key_id}, follow=True)
     assert KEY_REVOKED.format(key_id=current.key_id) in response.content.decode()
     assert signing.signing_key(newcomer) is None
     actions = list(
@@ -229,9 +223,10 @@ def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(
     assert actions.count(AuditAction.SIGNING_KEY_REVOKED) == 1
     assert actions.count(AuditAction.SIGNING_KEY_REGISTERED) >= 2
     # Nobody revokes someone else's key.
-    assert client.post(
-        reverse("signing_key_revoke"), {"key_id": keys["owner"].key_id}
-    ).status_code == 404
+    assert (
+        client.post(reverse("signing_key_revoke"), {"key_id": keys["owner"].key_id}).status_code
+        == 404
+    )
 
 
 def test_every_hx_post_has_a_real_action(approved, owner, reviewer):

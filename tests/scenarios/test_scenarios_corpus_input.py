@@ -152,9 +152,7 @@ def test_an_id_longer_than_the_table_holds_is_refused_on_every_database(
     )
 
 
-def test_a_lone_surrogate_in_content_is_refused_on_every_database(
-    as_owner, atlas, atlas_document
-):
+def test_a_lone_surrogate_in_content_is_refused_on_every_database(as_owner, atlas, atlas_document):
     atlas_document["candidates"][1]["content"] = "approved \ud800"
     text = json.dumps(atlas_document)  # ensure_ascii writes the escape \\ud800
     _refused(
@@ -352,9 +350,7 @@ def test_import_fixtures_prints_warnings_and_refuses_them_with_strict(
     assert Corpus.objects.get(name="typos").candidates.count() == 6
 
 
-def test_the_candidate_form_offers_known_values_and_warns_about_new_ones(
-    as_owner, draft, corpus
-):
+def test_the_candidate_form_offers_known_values_and_warns_about_new_ones(as_owner, draft, corpus):
     edit = url("candidate_edit", key=KEY, pk=corpus.pk, candidate_id="rm-note-N7")
     response = as_owner.get(edit)
     page = response.content.decode()

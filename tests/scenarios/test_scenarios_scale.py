@@ -261,7 +261,11 @@ def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide
     chunked = services.run_start(actor=owner, version=version)
     assert whole.chunks.count() == 1
     assert list(chunked.chunks.values_list("first", "count")) == [
-        (0, 5), (5, 5), (10, 5), (15, 5), (20, 3)
+        (0, 5),
+        (5, 5),
+        (10, 5),
+        (15, 5),
+        (20, 3),
     ]
     assert chunked.status == whole.status == "finished"
     assert chunked.done == chunked.total == 23
@@ -278,15 +282,14 @@ def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide
     queued.refresh_from_db()
     assert results(queued) == results(whole)
     assert comparable(queued.summary) == comparable(whole.summary)
-    assert queued.version.audit_events.filter(
-        action="run.finished", changes__run=queued.pk
-    ).count() == 1
+    assert (
+        queued.version.audit_events.filter(action="run.finished", changes__run=queued.pk).count()
+        == 1
+    )
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(
-    settings, owner, wide
-):
+def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(settings, owner, wide):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…): workers claim with skip_locked")
     from django_tasks_db.management.commands.db_worker import Worker

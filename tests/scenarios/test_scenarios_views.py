@@ -230,9 +230,7 @@ def test_run_from_the_page_then_matrix_diff_packet_and_coverage(as_owner, draft,
     assert 'id="matrix"' in matrix.content.decode() and "<html" not in matrix.content.decode()
 
 
-def test_progress_polls_while_active_and_stops_with_the_result_when_done(
-    as_owner, finished_run
-):
+def test_progress_polls_while_active_and_stops_with_the_result_when_done(as_owner, finished_run):
     from scenarios.models import SuiteRun
 
     runs = as_owner.get(url("suite", key=KEY), headers=HTMX).content.decode()

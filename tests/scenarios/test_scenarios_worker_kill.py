@@ -73,8 +73,15 @@ def workspace(tmp_path):
     def start_worker(*options: str) -> subprocess.Popen:
         log = open(tmp_path / f"worker-{len(workers)}.log", "w")  # noqa: SIM115
         worker = subprocess.Popen(
-            [*manage, "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.1",
-             *options],
+            [
+                *manage,
+                "db_worker",
+                "--no-reload",
+                "--no-startup-delay",
+                "--interval",
+                "0.1",
+                *options,
+            ],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -43,9 +43,7 @@ def test_summary_counts_the_weak_promotion_violation_of_version_2(demo_versions)
     assert violations == {("waiver_valid", "promote_weak")}
     assert summary.totals["violation"] == cells[("waiver_valid", "promote_weak")]["violation"]
     # Every stored verdict is counted once: the totals are the run's verdicts.
-    stored = sum(
-        len(r.flips["verdicts"]) for r in run.results.exclude(perturbation="")
-    )
+    stored = sum(len(r.flips["verdicts"]) for r in run.results.exclude(perturbation=""))
     assert sum(summary.totals.values()) == stored
 
 
@@ -102,9 +100,7 @@ def test_corpus_findings_on_the_coverage_page(client, demo_versions):
     assert "does not accept committee_record: intended?" in page.content.decode()
 
 
-def test_an_expectation_on_one_perturbation_that_fails_is_reported(
-    client, owner, draft, scenario
-):
+def test_an_expectation_on_one_perturbation_that_fails_is_reported(client, owner, draft, scenario):
     """An owner's expectation on one perturbation ("one day later, continuation_rule is
     contradicted") that does not hold is a failure reported with the base's, naming the
     perturbation; one that holds is not."""

@@ -57,6 +57,9 @@ def test_every_phony_make_target_does_something(target, expected):
     assert target in phony
     plan = subprocess.run(
         ["make", "-n", "-W", "pyproject.toml", target],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert expected in plan.stdout

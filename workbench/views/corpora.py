@@ -147,4 +147,3 @@ def candidate_edit(
         "conflict": conflict,
     }
     return render(request, _template(request, "candidate_form", "form"), context, status=status)
-

@@ -125,9 +125,7 @@ def _editor_context(
         "lock_version": version.lock_version,
         "rows": rows,
         "add_form": add_form
-        or forms.PropositionAddForm(
-            initial=lock, class_choices=_class_choices(catalogue.values())
-        ),
+        or forms.PropositionAddForm(initial=lock, class_choices=_class_choices(catalogue.values())),
         "settings_form": settings_form or forms.SettingsForm.for_version(version),
         "errors": errors or [],
         "conflict": conflict,
@@ -281,5 +279,3 @@ def version_settings(request: HttpRequest, key: str, number: int) -> HttpRespons
         ),
         on_invalid=lambda form: {"settings_form": form},
     )
-
-

@@ -1,5 +1,4 @@
-"""The editor's People card: who holds which role on a decision type, granting and revoking.
-"""
+"""The editor's People card: who holds which role on a decision type, granting and revoking."""
 
 from __future__ import annotations
 

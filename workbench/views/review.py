@@ -145,7 +145,8 @@ def _review_context(
             {
                 "approval": a,
                 "counts": a.pk in counting_ids,
-                "not_counting": not_counting if a.voided_at is None and a.pk not in counting_ids
+                "not_counting": not_counting
+                if a.voided_at is None and a.pk not in counting_ids
                 else "",
             }
             for a in approvals

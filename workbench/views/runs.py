@@ -46,7 +46,6 @@ def suite(request: HttpRequest, key: str) -> HttpResponse:
     return render(request, _template(request, "suite", "runs"), context)
 
 
-
 @require_POST
 def run_start(request: HttpRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)

@@ -30,4 +30,3 @@ def _warn(request: HttpRequest, warnings: list[Any]) -> None:
 def _lock(value: int | None) -> int:
     """The lock value an edit form posted; a post without one is never current."""
     return NO_LOCK if value is None else value
-

@@ -191,4 +191,3 @@ def scenario_compare(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     except InvalidInput as exc:
         context["invalid"] = exc.errors
     return render(request, _template(request, "compare", "comparison"), context)
-

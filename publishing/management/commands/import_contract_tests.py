@@ -47,8 +47,12 @@ class Command(BaseCommand):
             raise CommandError("--confirm needs --as USERNAME: an owner of the decision type.")
         try:
             actor = get_user_model().objects.get(username=options["username"])
-            contract_files.import_apply(actor=actor, decision_type=decision_type,
-                                        directory=directory, confirmed_sha256=options["confirm"])
+            contract_files.import_apply(
+                actor=actor,
+                decision_type=decision_type,
+                directory=directory,
+                confirmed_sha256=options["confirm"],
+            )
         except get_user_model().DoesNotExist:
             raise CommandError(f"No user '{options['username']}'.") from None
         except ValidationError as exc:

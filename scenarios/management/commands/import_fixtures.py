@@ -75,9 +75,7 @@ class Command(BaseCommand):
         for problem in problems:
             index = "-" if problem.index is None else problem.index
             named = "" if problem.candidate_id is None else f" (id {problem.candidate_id!r})"
-            self.stderr.write(
-                f"{prefix}item {index}{named}, field {problem.field}: {problem.msg}"
-            )
+            self.stderr.write(f"{prefix}item {index}{named}, field {problem.field}: {problem.msg}")
 
 
 def _read_bytes(path: str) -> bytes:

@@ -37,8 +37,7 @@ class Command(BaseCommand):
         report = services.runs_prune(keep=keep, dry_run=options["dry_run"])
         verb = "Would delete" if options["dry_run"] else "Deleted"
         self.stdout.write(
-            f"{verb} {len(report.deleted)} run(s) ({report.results} results); "
-            f"kept {report.kept}."
+            f"{verb} {len(report.deleted)} run(s) ({report.results} results); kept {report.kept}."
         )
         if report.deleted:
             self.stdout.write("Runs: " + ", ".join(str(pk) for pk in report.deleted))
