@@ -11,7 +11,6 @@ partial of `contracts/review.html` back; a plain POST redirects to the page.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -29,12 +28,19 @@ from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
 from publishing import review, signing
-from publishing.impact import ImpactReport
 from publishing.replay import recorded_decisions
 from workbench.forms import LockForm
+from workbench.forms.review import (
+    ApproveForm,
+    JustifyForm,
+    PublishForm,
+    RequestChangesForm,
+    RetireForm,
+)
 
 from .helpers import CHANGED_EVENT
 from .keys import KEY_CREATED  # noqa: F401 - its old home; tests read it as review_views.X
+from .statements import report_or_none, statements_to_sign
 
 REVIEW_TEMPLATE = "contracts/review.html"
 
@@ -59,43 +65,6 @@ def lost_race(error: DatabaseError) -> bool:
         return True
     sqlstate = getattr(error.__cause__, "sqlstate", None)
     return sqlstate in ("40001", "40P01")
-
-
-class RetireForm(LockForm):
-    reason = forms.CharField(required=False, max_length=300)
-
-
-class _AnyIds(forms.MultipleChoiceField):
-    """Item ids as posted; the approval checks them against the report's widenings."""
-
-    def valid_value(self, value: str) -> bool:
-        return bool(value)
-
-
-class ApproveForm(forms.Form):
-    report_sha256 = forms.RegexField(regex=r"^[0-9a-f]{64}$", widget=forms.HiddenInput)
-    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    acknowledged_widenings = _AnyIds(required=False)
-    # {"statement", "signature"}: made by signing.js in the page, or by sign-approval.
-    signed_statement = forms.CharField(required=False, max_length=20000)
-
-
-class JustifyForm(forms.Form):
-    scenario = forms.CharField(max_length=160)
-    perturbation = forms.CharField(max_length=300)
-    proposition = forms.CharField(max_length=200, required=False)
-    text = forms.CharField(max_length=4000)
-
-
-class PublishForm(LockForm):
-    published_at = forms.DateTimeField(widget=forms.HiddenInput)
-    signed_statement = forms.CharField(required=False, max_length=20000)
-
-
-class RequestChangesForm(forms.Form):
-    comment = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3}), label="What needs to change"
-    )
 
 
 # --------------------------------------------------------------------------- context
@@ -158,39 +127,11 @@ def _review_context(
         "actions": actions,
         "blocked": [a for a in actions.values() if a.blocked],
         "warnings": _warnings(version),
-        "report": _report_or_none(version) if actions[review.APPROVE].allowed else None,
+        "report": report_or_none(version) if actions[review.APPROVE].allowed else None,
         "reviewer_needs_key": can_review and signing.signing_key(user) is None,
-        **_statements(user, version, actions),
+        **statements_to_sign(user, version, actions),
         "errors": errors or [],
         "changes_form": changes_form or RequestChangesForm(),
-    }
-
-
-def _statements(user: Any, version: ContractVersion, actions: Any) -> dict[str, Any]:
-    """The exact statements the person would sign (base64 of their canonical bytes, for
-    signing.js; JSON, for sign-approval and for reading)."""
-    found: dict[str, Any] = {}
-    try:
-        if actions[review.APPROVE].allowed and signing.signing_key(user) is not None:
-            report = _report_or_none(version)
-            if report is not None:
-                statement = review.approval_statement(
-                    user, version, report.sha256, report.widening_ids
-                )
-                found["approval_statement"] = _shown(statement)
-        if actions[review.PUBLISH].allowed and signing.signing_key(user) is not None:
-            draft = review.publication_draft(actor=user, version=version)
-            found["publication_statement"] = _shown(draft.statement)
-            found["published_at"] = draft.published_at.isoformat()
-    except ValidationError as exc:
-        found["statement_problem"] = " ".join(exc.messages)
-    return found
-
-
-def _shown(statement: Any) -> dict[str, str]:
-    return {
-        "base64": review.statement_base64(statement),
-        "json": json.dumps(statement.model_dump(mode="json"), indent=2),
     }
 
 
@@ -199,13 +140,6 @@ def _warnings(version: ContractVersion) -> list[str]:
     if version.status in ContractVersion.OPEN_STATUSES:
         return review.review_warnings(version)
     return []
-
-
-def _report_or_none(version: ContractVersion) -> ImpactReport | None:
-    try:
-        return review.report_for(version)
-    except ContractInvalid:
-        return None
 
 
 def _render_review(
