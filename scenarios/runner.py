@@ -13,7 +13,6 @@ nothing more. See docs/scenarios.md, "The run lifecycle".
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 import traceback
@@ -26,13 +25,16 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from compiler import InvalidInput
 from contracts.documents import ContractInvalid, compiled_contract, document_sha256
 from contracts.services import audit_record
 
-from . import compiling
 from .audit import Action
-from .models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
+from .models import Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
+from .result_rows import (  # the rows a run stores (tests patch them here)
+    ROW_DEFAULTS,
+    _corpus_models,
+    _scenario_rows,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -317,112 +319,3 @@ class _ResultWriter:
         with connection.cursor() as cursor:
             cursor.executemany(self.sql, self.pending)
         self.pending = []
-
-
-def _corpus_models(ids: set[int]) -> dict[int, compiling.CorpusModels]:
-    directories = dict(Corpus.objects.filter(pk__in=ids).values_list("pk", "directory"))
-    rows: dict[int, list[dict[str, Any]]] = {pk: [] for pk in ids}
-    candidates = CorpusCandidate.objects.filter(corpus_id__in=ids).order_by("position", "id")
-    for corpus_id, data in candidates.values_list("corpus_id", "data"):
-        rows[corpus_id].append(data)
-    return {pk: compiling.CorpusModels.build(directories[pk], rows[pk]) for pk in ids}
-
-
-# A result row as `_insert_results` takes it: the model's attnames, with these defaults.
-ROW_DEFAULTS: dict[str, Any] = {
-    "perturbation": "",
-    "perturbation_args": None,
-    "plan_id": "",
-    "flips": None,
-    "expectation_failures": [],
-}
-
-
-def _scenario_rows(
-    run: SuiteRun,
-    scenario: Scenario,
-    contract: Any,
-    corpus: compiling.CorpusModels,
-    position: int,
-) -> list[dict[str, Any]]:
-    """The result rows of one scenario: its base first, then each perturbation."""
-    common = {"run_id": run.pk, "scenario_id": scenario.pk, "scenario_name": scenario.name}
-    try:
-        document = compiling.scenario_input(scenario.request_document(), contract, corpus)
-    except InvalidInput as exc:
-        # A scenario the compiler cannot read fails its expectations; it has no perturbations.
-        return [common | _invalid_row(exc, position)]
-    swept = compiling.sweep_scenario(
-        document, run.weak_classes, keep_models=False,
-        expectations=scenario.variant_expectations,
-    )  # fmt: skip
-    base = swept.base
-    base_sha256 = compiling.input_sha256(base.document)
-    rows = [common | _base_row(scenario, base, base_sha256, position)]
-    # A failed expectation on one perturbation is reported with the base's: one list a
-    # scenario fails by, each such failure naming its perturbation.
-    rows[0]["expectation_failures"] += swept.expectation_failures
-    for offset, variant in enumerate(swept.variants, start=1):
-        rows.append(
-            common
-            | {
-                "position": position + offset,
-                "perturbation": variant.name,
-                "perturbation_args": variant.perturbation,
-                "input_sha256": compiling.variant_sha256(base_sha256, variant.perturbation),
-                "result": variant.result,
-                "plan_id": variant.plan_id,
-                "duration_ms": variant.duration_ms,
-                "output_json": variant.output_json,
-                "slot_states": variant.slot_states,
-                "flips": variant.flips,
-            }
-        )
-    return rows
-
-
-def _invalid_row(exc: InvalidInput, position: int) -> dict[str, Any]:
-    """The one row of a scenario whose input the compiler refuses: one `input` failure per
-    problem."""
-    return {
-        "position": position,
-        "input_sha256": "",
-        "result": "invalid",
-        "duration_ms": 0.0,
-        "output_json": _json(exc.to_json()),
-        "slot_states": {},
-        "expectation_failures": [
-            {"what": "input", "key": _where(e["loc"]), "expected": "valid", "actual": e["msg"]}
-            for e in exc.errors
-        ],
-    }
-
-
-def _base_row(
-    scenario: Scenario, base: compiling.Compiled, base_sha256: str, position: int
-) -> dict[str, Any]:
-    """The scenario's base compile, checked against its expectations."""
-    return {
-        "position": position,
-        "input_sha256": base_sha256,
-        "result": base.result,
-        "plan_id": base.plan_id,
-        "duration_ms": base.duration_ms,
-        "output_json": base.output_json,
-        "slot_states": base.slot_states,
-        "expectation_failures": compiling.expectation_failures(
-            base.output,
-            base.slot_states,
-            expected_slots=scenario.expected_slots,
-            expected_admitted=scenario.expected_admitted,
-            expected_rejected=scenario.expected_rejected,
-        ),
-    }
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
-
-
-def _where(loc: Sequence[Any]) -> str:
-    return ".".join(str(part) for part in loc)
