@@ -31,10 +31,17 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         report(self.stdout)
-        heartbeat.start()
+        # The heartbeat and the pruning live as long as the worker does: a batch worker (or
+        # one called from a test) that returns stops them too, never leaving a thread behind.
+        threads = [heartbeat.start()]
         if not options.get("batch"):  # a batch worker drains the queue and exits
-            prune_on_schedule(float(getattr(settings, "RUN_PRUNE_EVERY_SECONDS", 86400)))
-        super().handle(*args, **options)
+            every = float(getattr(settings, "RUN_PRUNE_EVERY_SECONDS", 86400))
+            threads.append(prune_on_schedule(every))
+        try:
+            super().handle(*args, **options)
+        finally:
+            for stop in threads:
+                stop.set()
 
 
 logger = logging.getLogger(__name__)
