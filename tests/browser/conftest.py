@@ -70,8 +70,15 @@ def create_key_in_page(live_server):
         from playwright.sync_api import expect
 
         page.goto(live_server.url + "/signing-keys/")
+        shown = page.locator("#my-key-id")
+        before = shown.inner_text() if shown.count() else None  # a key made elsewhere
         page.get_by_role("button", name="Create a key in this browser").click()
-        expect(page.locator("#my-key-id")).to_be_visible()
-        return page.locator("#my-key-id").inner_text()
+        # Wait for the page the registration answers with (a new key id), not the old one.
+        if before is None:
+            expect(shown).to_be_visible()
+        else:
+            expect(shown).not_to_have_text(before)
+        page.wait_for_load_state("load")
+        return shown.inner_text()
 
     return do

@@ -157,8 +157,15 @@ def test_publishing_starting_a_draft_and_approving_at_once_never_deadlocks(
         outcomes = race_mix(works)
         assert all(o.startswith("ok:") or o in refusals for _, o in outcomes), outcomes
         published = [o for label, o in outcomes if label == "publish" and o.startswith("ok:")]
-        assert len(published) == 1, outcomes
+        assert len(published) <= 1, outcomes
         version.refresh_from_db()
+        if not published:
+            # Each publisher signed the bundle as it stood before the race; an approval that
+            # landed meanwhile changes the bundle, so those statements are refused ("sign
+            # again"). Signing again publishes, exactly once.
+            assert version.status == "approved", outcomes
+            devices.publish(actor=owners[0], version=version)
+            version.refresh_from_db()
         assert version.status == "published", outcomes
         assert Bundle.objects.filter(version=version).count() == 1
     assert decision_type.versions.filter(status="published").count() == 1
