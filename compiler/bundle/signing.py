@@ -1,0 +1,148 @@
+"""Making a bundle: signed here with the signatories' keys (`sign_bundle`), or assembled
+from statements signed on the people's side (`assemble_bundle`).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from pydantic import ValidationError
+
+from compiler.canonical import sha256_hex
+from compiler.keys import KeyLoadError, key_id, load_private_key
+from compiler.statements import SignedStatement
+
+from .checks import _check_four_eyes, _check_signature_set, _check_statement
+from .document import Bundle, Role, Signer
+from .hashing import bundle_body_hash, normalise_body, signed_message
+from .reasons import (
+    APPROVER_WITHOUT_SIGNATURE,
+    NO_PUBLISHER_SIGNATURE,
+    PUBLISHER_IS_NOT_THE_SIGNER,
+    SIGNATURE_ALGORITHM,
+    BundleInvalid,
+    Problem,
+    _names,
+    _schema_error,
+)
+
+
+def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str, Any]:
+    """The complete bundle: the normalised body, its `sha256`, and one signature per signer.
+
+    `signers` are `(username, "publisher" | "approver", private key)`; the key is an
+    `Ed25519PrivateKey` or its PKCS#8 PEM. Exactly one publisher and every manifest approver
+    must sign. If the manifest has no `publisher`, the publisher signer is written into it;
+    a publisher or approver entry without a `key_id` gets its signer's (before hashing, so
+    it is signed). Signatures are ordered publisher first, then approvers by name. Raises
+    `BundleInvalid` for a body or a set of signers that `verify_bundle` would refuse (the
+    trusted key set's roles aside)."""
+    keys: list[tuple[str, Role, Ed25519PrivateKey]] = []
+    for name, role, private in signers:
+        try:
+            keys.append((name, role, load_private_key(private)))
+        except KeyLoadError as exc:
+            raise BundleInvalid(f"the key of '{name}' ({role}): {exc}", Problem.SCHEMA) from None
+    normal = normalise_body(_with_signer_keys(body, keys))
+    digest = bundle_body_hash(normal)
+
+    entries: list[dict[str, str]] = []
+    for name, role, key in keys:
+        signature = key.sign(signed_message(digest))
+        entries.append(
+            {
+                "signer": name,
+                "role": role,
+                "key_id": key_id(key),
+                "algorithm": SIGNATURE_ALGORITHM,
+                "signature": base64.b64encode(signature).decode("ascii"),
+            }
+        )
+    entries.sort(key=lambda e: (e["role"] != "publisher", e["signer"], e["key_id"]))
+    bundle = {**normal, "sha256": digest, "signatures": entries}
+    try:
+        model = Bundle.model_validate(bundle)
+    except ValidationError as exc:
+        raise _schema_error(exc, "the signatures are invalid") from None
+    _check_four_eyes(model.manifest)
+    _check_signature_set(model)
+    return bundle
+
+
+def _with_signer_keys(
+    body: Mapping[str, Any], keys: Sequence[tuple[str, Role, Ed25519PrivateKey]]
+) -> Any:
+    """The body with the publisher (when missing) and the signers' key ids written into the
+    manifest entries that lack one. Anything unexpected is left for validation to report."""
+    if not isinstance(body, Mapping) or not isinstance(body.get("manifest"), Mapping):
+        return body
+    manifest = dict(body["manifest"])
+    # Looked up with whatever a manifest entry gives as its person: any JSON value, not only str.
+    ids: dict[tuple[object, Role], str] = {(name, role): key_id(key) for name, role, key in keys}
+    publishers = [name for name, role, _ in keys if role == "publisher"]
+    if "publisher" not in manifest and len(publishers) == 1:
+        manifest["publisher"] = {"person": publishers[0]}
+
+    def signed(entry: Any, role: Role) -> Any:
+        if not isinstance(entry, Mapping) or "key_id" in entry:
+            return entry
+        found = ids.get((entry.get("person"), role))
+        if found is not None:
+            return {**entry, "key_id": found}
+        if role == "approver":
+            reason = APPROVER_WITHOUT_SIGNATURE.format(person=entry.get("person"))
+        elif publishers:
+            reason = PUBLISHER_IS_NOT_THE_SIGNER.format(
+                signer=_names(publishers), publisher=entry.get("person")
+            )
+        else:
+            reason = NO_PUBLISHER_SIGNATURE
+        raise BundleInvalid(reason, Problem.SIGNATURES)
+
+    if "publisher" in manifest:
+        manifest["publisher"] = signed(manifest["publisher"], "publisher")
+    if isinstance(manifest.get("approvers"), list | tuple):
+        manifest["approvers"] = [signed(a, "approver") for a in manifest["approvers"]]
+    return {**body, "manifest": manifest}
+
+
+def assemble_bundle(
+    body: Mapping[str, Any],
+    publication: SignedStatement,
+    approvals: Sequence[SignedStatement],
+) -> dict[str, Any]:
+    """The complete bundle from statements signed on the people's side: the normalised body
+    (whose manifest names every signatory with their key), its `sha256`, and one signature
+    entry per statement carrying the statement. Nothing is signed here; the publication
+    statement must sign this body's sha256. Raises `BundleInvalid` for a body or a set of
+    statements `verify_bundle` would refuse (keys aside)."""
+    normal = normalise_body(body)
+    digest = bundle_body_hash(normal)
+    entries: list[dict[str, Any]] = []
+    for role, signed in [("publisher", publication)] + [("approver", a) for a in approvals]:
+        statement = signed.statement
+        entries.append(
+            {
+                "signer": statement.signer,
+                "role": role,
+                "key_id": statement.key_id,
+                "algorithm": SIGNATURE_ALGORITHM,
+                "statement": statement.model_dump(mode="json"),
+                "signature": signed.signature,
+            }
+        )
+    entries.sort(key=lambda e: (e["role"] != "publisher", e["signer"], e["key_id"]))
+    bundle = {**normal, "sha256": digest, "signatures": entries}
+    try:
+        model = Bundle.model_validate(bundle)
+    except ValidationError as exc:
+        raise _schema_error(exc, "the signatures are invalid") from None
+    _check_four_eyes(model.manifest)
+    _check_signature_set(model)
+    contract_sha256 = sha256_hex(normal["contract"])
+    for index, sig in enumerate(model.signatures):
+        _check_statement(index, sig, model, contract_sha256)
+    return bundle
