@@ -1,0 +1,112 @@
+"""Perturbations: pure functions from one compile input to a variant, and the flips between
+two compilations.
+
+Each operator changes one predicate and nothing else, so a flipped slot names its cause:
+
+| operator            | what changes                                                   |
+| ------------------- | -------------------------------------------------------------- |
+| swap_principal      | the caller (and the delegation it is acting for)               |
+| shift_days          | the decision date                                              |
+| supersede           | one candidate is marked superseded                             |
+| substitute_class    | one candidate's evidence class                                 |
+| revoke_delegation   | the request's delegation is revoked                            |
+| contaminate         | n high-relevance items that must fail admission are added      |
+| hide                | one candidate is removed (with what cannot travel without it)  |
+| contradict          | an admissible, accepted-class item contradicting a proposition |
+| promote_weak        | per proposition, an item of each weak class claiming approval  |
+| look_alike          | a superseded, expired and other-entity copy of admitted support |
+| contradict_first    | per proposition, a contradiction of its first accepted class   |
+| swap_entity         | the same request about another entity                          |
+| replay_expiry       | the decision date moved to the day after the plan's valid_until |
+
+Items the operators add carry ids that say so (`contaminant-…`, `contradiction-…`,
+`weak-promotion:…`, `look-alike:…`). What each operator must and must not change is stated,
+and judged, in `compiler.relations`.
+
+`standard_suite` derives the suite the workbench runs for every scenario.
+
+The package keeps one concern per module: `operators` (the functions and `OPERATORS`),
+`arguments` (each operator's checked arguments and `Perturbation`), `suite` (the suites a
+scenario derives) and `flips` (slot states, flips and `sweep`). Everything public is
+importable from `compiler.perturb` itself, as it was when this was one module.
+"""
+
+from __future__ import annotations
+
+from compiler.codes import Requirement
+
+from .arguments import (  # noqa: F401
+    ContaminateArgs,
+    ContradictArgs,
+    ContradictFirstArgs,
+    HideArgs,
+    LookAlikeArgs,
+    Name,
+    Perturbation,
+    PerturbationArgs,
+    PromoteWeakArgs,
+    ReplayExpiryArgs,
+    RevokeDelegationArgs,
+    ShiftDaysArgs,
+    SubstituteClassArgs,
+    SupersedeArgs,
+    SwapEntityArgs,
+    SwapPrincipalArgs,
+)
+from .flips import (  # noqa: F401
+    REFUSED,
+    admitted_in,
+    flips,
+    slot_states,
+    sweep,
+)
+from .operators import (  # noqa: F401
+    APPROVAL_WORDING,
+    CONTAMINANT_PREFIX,
+    LOOK_ALIKE_KINDS,
+    LOOK_ALIKE_PREFIX,
+    OPERATORS,
+    WEAK_PROMOTION_PREFIX,
+    contaminate,
+    contradict,
+    contradict_first,
+    hide,
+    look_alike,
+    promote_weak,
+    replay_expiry,
+    revoke_delegation,
+    shift_days,
+    substitute_class,
+    supersede,
+    swap_entity,
+    swap_principal,
+)
+from .suite import (  # noqa: F401
+    CONTAMINATION_SIZE,
+    OUTSIDER_PRINCIPAL,
+    boundary_suite,
+    standard_suite,
+)
+
+__all__ = [
+    "OPERATORS",
+    "Perturbation",
+    "Requirement",
+    "boundary_suite",
+    "contaminate",
+    "contradict",
+    "contradict_first",
+    "flips",
+    "look_alike",
+    "promote_weak",
+    "replay_expiry",
+    "swap_entity",
+    "hide",
+    "revoke_delegation",
+    "shift_days",
+    "standard_suite",
+    "substitute_class",
+    "supersede",
+    "swap_principal",
+    "sweep",
+]
