@@ -1,0 +1,77 @@
+"""Contract tests as files, and `evidence-compiler test DIR|BUNDLE`.
+
+A test directory holds one decision type's contract and its scenarios, reviewable in a pull
+request (docs/distribution.md has the format and an example)::
+
+    DIR/contract.yaml        ContractFile: the contract, optionally its source classes
+    DIR/corpora/NAME.yaml    CorpusFile: a fixture corpus (directory, candidates)
+    DIR/scenarios/NAME.yaml  ScenarioFile: a request, a corpus (by name or inline), the
+                             expected slot states (and admitted / rejected ids), optional
+                             expectations for single perturbations
+
+Each file may be `.yaml`/`.yml` (needs PyYAML: `pip install 'evidence-compiler[yaml]'`) or
+`.json` (standard library only). `schema --tests` prints the JSON Schema of the three files.
+
+`run_tests` compiles every scenario, checks its expectations, runs the standard perturbation
+suite (`compiler.perturb.standard_suite`) plus the perturbations a scenario names, and judges
+each variant in one place (`judge_variant`). Exit codes: 0 every expectation holds, 1 a
+failure, 2 invalid files (every problem listed with its file and location). JUnit XML has one
+testsuite per scenario and one testcase per expectation and per perturbation.
+
+Reads files (the CLI layer), never the network or a clock.
+
+The package keeps one concern per module: `files` (the file format), `loading`, `running`
+and `reporting`. Everything public is importable from `compiler.contract_tests` itself, as it
+was when this was one module.
+"""
+
+from __future__ import annotations
+
+from .files import (  # noqa: F401
+    CONTRACT_FILE,
+    FORMAT,
+    NEEDS_YAML,
+    SUFFIXES,
+    ContractFile,
+    CorpusFile,
+    Expected,
+    ExpectedState,
+    PerturbationSpec,
+    ScenarioFile,
+    SourceClassEntry,
+    VariantExpectation,
+    file_schemas,
+)
+from .loading import (  # noqa: F401
+    Case,
+    ContractTests,
+    InvalidTestFiles,
+    load_tests,
+    read_document,
+)
+from .reporting import junit_xml, summary_text
+from .running import (  # noqa: F401
+    Check,
+    Report,
+    ScenarioReport,
+    expectation_failures,
+    judge_variant,
+    run_tests,
+)
+
+__all__ = [
+    "FORMAT",
+    "ContractFile",
+    "CorpusFile",
+    "Expected",
+    "Report",
+    "ScenarioFile",
+    "InvalidTestFiles",
+    "ContractTests",
+    "judge_variant",
+    "junit_xml",
+    "load_tests",
+    "run_tests",
+    "summary_text",
+    "file_schemas",
+]

@@ -1,0 +1,273 @@
+"""Reading a test directory or a bundle into `ContractTests`, or `InvalidTestFiles` listing
+every problem with its file and location.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from compiler.errors import InvalidInput
+from compiler.jsonio import parse_json
+from compiler.loading import load_input
+from compiler.models import CompileInput, Contract
+from compiler.perturb import Perturbation
+
+from .files import (
+    CONTRACT_FILE,
+    NEEDS_YAML,
+    SUFFIXES,
+    ContractFile,
+    CorpusFile,
+    Expected,
+    ScenarioFile,
+)
+
+
+class InvalidTestFiles(InvalidInput):
+    """Invalid test files: `errors` are `{"file", "loc", "msg"}`, every problem found."""
+
+    def __str__(self) -> str:
+        return "invalid test files:\n" + "\n".join(
+            f"{e['file']}: {_where(e['loc'])}: {e['msg']}" for e in self.errors
+        )
+
+
+@dataclass(frozen=True)
+class Case:
+    """One scenario ready to run."""
+
+    name: str
+    source: str
+    document: CompileInput
+    expected: Expected
+    standard: bool = True
+    variants: tuple[tuple[Perturbation, Expected], ...] = ()
+
+
+@dataclass(frozen=True)
+class ContractTests:
+    contract: Contract
+    weak_classes: tuple[str, ...]
+    cases: tuple[Case, ...]
+    origin: str
+
+
+def load_tests(path: str | Path, public_keys: Any = None) -> ContractTests:
+    """A test directory or a bundle file as a `ContractTests`, or `InvalidTestFiles`. A bundle is
+    verified against `public_keys` when given, else checked for integrity only."""
+    root = Path(path)
+    if root.is_dir():
+        return _load_directory(root)
+    if root.is_file():
+        return _load_bundle(root, public_keys)
+    raise InvalidTestFiles([_problem(root, [], "no such test directory or bundle file")])
+
+
+def _load_directory(root: Path) -> ContractTests:
+    problems: list[dict[str, Any]] = []
+    contract_path = _one_file(root, CONTRACT_FILE, problems)
+    header = _parse(contract_path, ContractFile, problems) if contract_path else None
+    corpora: dict[str, tuple[Path, CorpusFile]] = {}
+    for file in _files(root / "corpora"):
+        parsed = _parse(file, CorpusFile, problems)
+        if parsed is not None:
+            corpora[file.stem] = (file, parsed)
+    scenario_files = _files(root / "scenarios")
+    if not scenario_files:
+        problems.append(_problem(root / "scenarios", [], "no scenario files (*.yaml, *.json)"))
+    cases: list[Case] = []
+    names: dict[str, Path] = {}
+    for file in scenario_files:
+        scenario = _parse(file, ScenarioFile, problems)
+        if scenario is None:
+            continue
+        if scenario.name in names:
+            problems.append(_problem(file, ["name"], f"'{scenario.name}' is also the name in "
+                                     f"{names[scenario.name]}"))  # fmt: skip
+            continue
+        names[scenario.name] = file
+        if header is None:
+            continue
+        case = _case(file, scenario, header.contract, corpora, problems)
+        if case is not None:
+            cases.append(case)
+    if problems or header is None:
+        raise InvalidTestFiles(problems)
+    weak = tuple(c.key for c in header.source_classes if c.weak)
+    return ContractTests(header.contract, weak, tuple(cases), str(root))
+
+
+def _case(
+    file: Path,
+    scenario: ScenarioFile,
+    contract: Contract,
+    corpora: Mapping[str, tuple[Path, CorpusFile]],
+    problems: list[dict[str, Any]],
+) -> Case | None:
+    corpus_file = file
+    if scenario.corpus is not None:
+        if scenario.corpus not in corpora:
+            problems.append(_problem(file, ["corpus"], f"no corpora/{scenario.corpus}.yaml "
+                                     "(or .json) in this directory"))  # fmt: skip
+            return None
+        corpus_file, corpus = corpora[scenario.corpus]
+        directory, candidates = corpus.directory, corpus.candidates
+    else:
+        directory, candidates = scenario.directory or {}, scenario.candidates or []
+    before = len(problems)
+    _check_slots(file, ["expected", "slots"], scenario.expected, contract, problems)
+    document = _document(
+        {"request": scenario.request, "directory": directory, "candidates": candidates},
+        contract,
+        lambda loc: file if loc[:1] == ["request"] else corpus_file,
+        problems,
+    )
+    variants = []
+    for index, variant in enumerate(scenario.variants):
+        loc = ["variants", index]
+        _check_slots(file, [*loc, "expected", "slots"], variant.expected, contract, problems)
+        perturbation = Perturbation(variant.perturbation.operator, variant.perturbation.args)
+        try:
+            if document is not None:
+                perturbation.apply(document)
+            else:
+                perturbation.checked_args()
+        except ValueError as exc:
+            problems.append(_problem(file, [*loc, "perturbation"], str(exc)))
+            continue
+        variants.append((perturbation, variant.expected))
+    if document is None or len(problems) > before:
+        return None
+    return Case(scenario.name, str(file), document, scenario.expected,
+                scenario.perturbations == "standard", tuple(variants))  # fmt: skip
+
+
+def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
+    from compiler.bundle import BundleInvalid, inspect_bundle, verify_bundle
+
+    try:
+        data = path.read_bytes()
+        bundle = verify_bundle(data, public_keys).bundle if public_keys else inspect_bundle(data)
+    except (BundleInvalid, OSError) as exc:
+        raise InvalidTestFiles([_problem(path, [], f"not a usable bundle: {exc}")]) from None
+    problems: list[dict[str, Any]] = []
+    cases = []
+    for index, scenario in enumerate(bundle.scenarios):
+        loc = ["scenarios", index]
+        expected = Expected.model_validate(scenario.expected.model_dump())
+        raw = {"request": scenario.request, "directory": scenario.corpus.directory,
+               "candidates": list(scenario.corpus.candidates)}  # fmt: skip
+        document = _document(raw, bundle.contract, lambda _loc: path, problems, prefix=loc)
+        if document is not None:
+            cases.append(Case(scenario.name, f"{path} scenario '{scenario.name}'", document,
+                              expected))  # fmt: skip
+    if not bundle.scenarios:
+        problems.append(_problem(path, ["scenarios"], "the bundle carries no scenarios"))
+    if problems:
+        raise InvalidTestFiles(problems)
+    weak = tuple(c.key for c in bundle.source_classes if c.weak)
+    return ContractTests(bundle.contract, weak, tuple(cases), str(path))
+
+
+def _document(
+    raw: dict[str, Any],
+    contract: Contract,
+    file_of: Any,
+    problems: list[dict[str, Any]],
+    prefix: list[Any] | None = None,
+) -> CompileInput | None:
+    try:
+        return load_input({**raw, "contract": contract.model_dump(mode="json")})
+    except InvalidInput as exc:
+        for error in exc.errors:
+            loc = list(error["loc"])
+            problems.append(_problem(file_of(loc), [*(prefix or []), *loc], error["msg"]))
+        return None
+
+
+def _check_slots(
+    file: Path, loc: list[Any], expected: Expected, contract: Contract, problems: list
+) -> None:
+    keys = {p.key for p in contract.propositions}
+    for key in expected.slots:
+        if key not in keys:
+            problems.append(_problem(file, [*loc, key],
+                                     "not a proposition of the contract"))  # fmt: skip
+
+
+def _one_file(root: Path, stem: str, problems: list[dict[str, Any]]) -> Path | None:
+    found = [p for p in (root / f"{stem}{suffix}" for suffix in SUFFIXES) if p.is_file()]
+    if len(found) == 1:
+        return found[0]
+    message = (f"more than one of {', '.join(p.name for p in found)}" if found
+               else f"no {stem}.yaml (or .json): is this a test directory?")  # fmt: skip
+    problems.append(_problem(root, [], message))
+    return None
+
+
+def _files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.is_file() and p.suffix in SUFFIXES)
+
+
+def _parse(file: Path, model: type[BaseModel], problems: list[dict[str, Any]]) -> Any:
+    try:
+        data = read_document(file)
+    except InvalidInput as exc:
+        problems.extend(_problem(file, e["loc"], e["msg"]) for e in exc.errors)
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems.extend(_problem(file, list(e["loc"]), e["msg"]) for e in exc.errors())
+        return None
+
+
+def read_document(file: Path) -> Any:
+    """A test file's value: JSON through the CLI's safe parser, YAML through PyYAML's safe
+    loader (dates and times read back as ISO strings, as in JSON)."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput([{"loc": [], "msg": f"cannot be read ({exc.strerror})"}]) from None
+    if file.suffix == ".json":
+        return parse_json(data)
+    try:
+        import yaml
+    except ImportError:
+        raise InvalidInput([{"loc": [], "msg": NEEDS_YAML}]) from None
+    try:
+        return _iso_dates(yaml.safe_load(data))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InvalidInput([{"loc": [], "msg": f"not valid YAML: {problem}{where}"}]) from None
+
+
+def _iso_dates(value: Any) -> Any:
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _iso_dates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_iso_dates(v) for v in value]
+    return value
+
+
+def _problem(file: Path, loc: Iterable[Any], msg: str) -> dict[str, Any]:
+    return {"file": str(file), "loc": list(loc), "msg": msg}
+
+
+def _where(loc: list[Any]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(file)"

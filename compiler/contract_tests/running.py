@@ -1,0 +1,155 @@
+"""Running contract tests: every scenario compiled, its expectations checked, and each
+variant judged in one place (`judge_variant`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from compiler.codes import Result
+from compiler.models import CompileInput, CompileOutput
+from compiler.perturb import Perturbation, admitted_in, flips, slot_states, standard_suite
+
+from .files import Expected
+from .loading import Case, ContractTests
+
+
+@dataclass
+class Check:
+    """One JUnit testcase: an expectation of the base compile, or one perturbation."""
+
+    name: str
+    kind: Literal["expectation", "perturbation"]
+    failures: list[str] = field(default_factory=list)
+    flips: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "passed": not self.failures,
+                "failures": self.failures, "flips": self.flips}  # fmt: skip
+
+
+@dataclass
+class ScenarioReport:
+    name: str
+    source: str
+    result: str
+    cases: list[Check]
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for c in self.cases if c.failures)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "result": self.result,
+                "failed": self.failed, "cases": [c.to_json() for c in self.cases]}  # fmt: skip
+
+
+@dataclass
+class Report:
+    origin: str
+    decision_type: str
+    version: str
+    scenarios: list[ScenarioReport]
+
+    @property
+    def passed(self) -> bool:
+        return all(s.failed == 0 for s in self.scenarios)
+
+    def to_json(self) -> dict[str, Any]:
+        cases = [c for s in self.scenarios for c in s.cases]
+        return {
+            "origin": self.origin,
+            "decision_type": self.decision_type,
+            "version": self.version,
+            "passed": self.passed,
+            "totals": {"scenarios": len(self.scenarios), "testcases": len(cases),
+                       "failed": sum(1 for c in cases if c.failures),
+                       "with_flips": sum(1 for c in cases if c.flips and c.flips["slots"])},
+            "scenarios": [s.to_json() for s in self.scenarios],
+        }  # fmt: skip
+
+
+def run_tests(tests: ContractTests) -> Report:
+    """Compile every case and its perturbations; judge them. Pure given the `ContractTests`."""
+    from compiler.pipeline import compile_input
+
+    reports = []
+    for case in tests.cases:
+        base = compile_input(case.document)
+        states = slot_states(base, case.document)
+        cases = [
+            Check(name, "expectation", failures)
+            for name, failures in expectation_failures(base, states, case.expected)
+        ]
+        expected_by_name = {p.name: expected for p, expected in case.variants}
+        suite = (
+            standard_suite(case.document, tests.weak_classes, base=base) if case.standard else []
+        )
+        names = {p.name for p in suite}
+        suite += [p for p, _ in case.variants if p.name not in names]
+        for perturbation in suite:
+            variant_input = perturbation.apply(case.document)
+            variant = compile_input(variant_input)
+            failures = judge_variant(
+                tests, case, perturbation, base, variant, variant_input,
+                expected_by_name.get(perturbation.name),
+            )  # fmt: skip
+            cases.append(Check(perturbation.name, "perturbation", failures,
+                                  flips(base, variant, case.document)))  # fmt: skip
+        reports.append(ScenarioReport(case.name, case.source, str(base.result), cases))
+    return Report(tests.origin, tests.contract.decision_type, tests.contract.version, reports)
+
+
+def judge_variant(
+    tests: ContractTests,
+    case: Case,
+    perturbation: Perturbation,
+    base: CompileOutput,
+    variant: CompileOutput,
+    variant_input: CompileInput,
+    expected: Expected | None,
+) -> list[str]:
+    """Why one perturbation of `case` fails, or nothing. The one place a variant is judged:
+    every violation of the perturbation's relation (`compiler.relations`; findings and
+    expected consequences do not fail a test), then the scenario file's own expectation for
+    that variant, if any."""
+    from compiler.relations import VIOLATION, Context, judge
+
+    context = Context(case.document, variant_input, tests.weak_classes)
+    failures = [
+        f"violation: {verdict.message}"
+        for verdict in judge(base, variant, perturbation, context)
+        if verdict.kind == VIOLATION
+    ]
+    if expected is not None:
+        states = slot_states(variant, variant_input)
+        checks = expectation_failures(variant, states, expected)
+        failures += [message for _, found in checks for message in found]
+    return failures
+
+
+def expectation_failures(
+    output: CompileOutput, states: Mapping[str, str], expected: Expected
+) -> list[tuple[str, list[str]]]:
+    """One `(testcase name, failure messages)` per expectation: each slot, then the admitted
+    and rejected id sets when given."""
+    checks: list[tuple[str, list[str]]] = []
+    for key, state in expected.slots.items():
+        actual = states.get(key, "missing")
+        message = f"slot {key}: expected {state}, got {actual}"
+        if output.result is not Result.COMPILED and output.refusal and actual != state:
+            message += f" ({output.refusal.pass_}: {output.refusal.reason})"
+        checks.append((f"slot {key} is {state}", [] if actual == state else [message]))
+    actual_sets = {"admitted": admitted_in(output), "rejected": {r["id"] for r in output.rejected}}
+    for what, actual_ids in actual_sets.items():
+        wanted = getattr(expected, what)
+        if wanted is None:
+            continue
+        missing, extra = sorted(set(wanted) - actual_ids), sorted(actual_ids - set(wanted))
+        found = ([f"{what}: expected but not {what}: {', '.join(missing)}"] if missing else []) + (
+            [f"{what}: {what} but not expected: {', '.join(extra)}"] if extra else []
+        )
+        checks.append((f"{what} ids", found))
+    return checks
