@@ -28,150 +28,46 @@ would over the whole pool:
 Role inheritance, delegation and the entity alias are resolved in Python first (pass 2 on the
 request alone), then pushed as parameters. A request the resolve or type-check pass refuses
 gets a query that returns no rows: those refusals do not depend on candidates.
+
+The query is this module's; the candidate table and each dialect's spelling are in
+`compiler.pushdown_sql`, compiling the returned rows in `compiler.pushdown_rows`. Everything
+public is importable from `compiler.pushdown`, as it was when this was one module.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
-from .codes import OrderRole, Outcome, Pass
+from .codes import OrderRole
 from .errors import Refused
-from .loading import load_input
-from .models import Candidate, CompileOutput, Contract, Directory, Request
-from .pipeline import compile_input
+from .models import Contract, Directory, Request
+from .pushdown_rows import (  # noqa: F401
+    DIFFERING_FIELDS,
+    PushdownResult,
+    Row,
+    admitted_ids,
+    comparable,
+    compile_rows,
+)
+from .pushdown_sql import (  # noqa: F401
+    COLUMNS,
+    DEFAULT_TABLE,
+    DIALECTS,
+    Dialect,
+    Fragment,
+    _Lowering,
+    _lowering,
+    _table,
+    candidate_row,
+    candidate_table_ddl,
+    copy_sql,
+    insert_sql,
+)
 from .resolve import Resolution, resolve
 from .trace import Trace
 from .typecheck import type_check
-
-Dialect = Literal["postgresql", "sqlite"]
-DIALECTS: tuple[str, ...] = ("postgresql", "sqlite")
-DEFAULT_TABLE = "candidate"
-
-COLUMNS: tuple[str, ...] = (
-    "id",
-    "entity",
-    "evidence_class",
-    "role",
-    "valid_from",
-    "valid_to",
-    "superseded",
-    "superseded_by",
-    "group_name",
-    "allowed_roles",
-    "allowed_purposes",
-    "denied_roles",
-    "denied_principals",
-    "claims",
-    "links",
-    "document",
-)
-"""The candidate table's columns, in the order `candidate_row` fills them."""
-
-DIFFERING_FIELDS: tuple[str, ...] = ("rejected", "trace")
-"""The output fields a pushed-down compile may not share with a compile of the whole pool:
-candidates the query does not return are neither traced nor listed as rejected. Every other
-field (packet, slots, plan id, valid_until, blocking, refusal...) is the same."""
-
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-# --------------------------------------------------------------------------- the table
-
-
-def candidate_table_ddl(dialect: Dialect, table: str = DEFAULT_TABLE) -> list[str]:
-    """CREATE TABLE and CREATE INDEX statements for the candidate table, in that order.
-
-    One row per candidate. Scalar predicate fields are columns; list-valued ones are JSON
-    arrays of strings (`jsonb` in PostgreSQL, TEXT holding JSON in SQLite); `claims` is
-    supports ∪ contradicts, `links` is superseded_by followed by depends_on. `document` is the
-    whole candidate as JSON, which is what the compiler rebuilds and re-checks. Dates are
-    `date` in PostgreSQL and ISO `YYYY-MM-DD` TEXT in SQLite (which compares in date order).
-    The first statement creates the table; a bulk load can run it, load, then the indexes.
-
-    PostgreSQL text cannot hold U+0000, so a candidate with that character in an identifier or
-    role cannot be stored (the `document` column escapes it and is unaffected).
-    """
-    lowering = _lowering(dialect)
-    t = _table(table)
-    j, d = lowering.json_type, lowering.date_type
-    boolean = "boolean" if lowering.postgres else "INTEGER"
-    return [
-        f"CREATE TABLE {t} (\n"
-        f"    id text PRIMARY KEY,\n"
-        f"    entity text NOT NULL,\n"
-        f"    evidence_class text NOT NULL,\n"
-        f"    role text NOT NULL,\n"
-        f"    valid_from {d} NOT NULL,\n"
-        f"    valid_to {d},\n"
-        f"    superseded {boolean} NOT NULL,\n"
-        f"    superseded_by text,\n"
-        f"    group_name text,\n"
-        f"    allowed_roles {j} NOT NULL,\n"
-        f"    allowed_purposes {j} NOT NULL,\n"
-        f"    denied_roles {j} NOT NULL,\n"
-        f"    denied_principals {j} NOT NULL,\n"
-        f"    claims {j} NOT NULL,\n"
-        f"    links {j} NOT NULL,\n"
-        f"    document text NOT NULL\n"
-        f")",
-        f"CREATE INDEX {t}_entity ON {t} (entity)",
-        f"CREATE INDEX {t}_group ON {t} (group_name) WHERE group_name IS NOT NULL",
-    ]
-
-
-def candidate_row(candidate: Candidate) -> tuple[Any, ...]:
-    """The row of one validated candidate, in `COLUMNS` order, for either database.
-
-    Dates are ISO strings, lists JSON text and `superseded` a bool, so the same tuple suits an
-    SQLite insert, a PostgreSQL insert and a PostgreSQL COPY.
-    """
-    c = candidate
-    links = ([c.superseded_by] if c.superseded_by is not None else []) + list(c.depends_on)
-    return (
-        c.id,
-        c.entity,
-        c.evidence_class,
-        str(c.role),
-        c.valid_from.isoformat(),
-        None if c.valid_to is None else c.valid_to.isoformat(),
-        bool(c.superseded),
-        c.superseded_by,
-        c.group,
-        _json(c.allowed_roles),
-        _json(c.allowed_purposes),
-        _json(c.denied_roles),
-        _json(c.denied_principals),
-        _json(sorted({*c.supports, *c.contradicts})),
-        _json(links),
-        c.model_dump_json(exclude_defaults=True),
-    )
-
-
-def insert_sql(dialect: Dialect, table: str = DEFAULT_TABLE) -> str:
-    """An INSERT of one `candidate_row` (for executemany)."""
-    lowering = _lowering(dialect)
-    marks = ", ".join(lowering.mark for _ in COLUMNS)
-    return f"INSERT INTO {_table(table)} ({', '.join(COLUMNS)}) VALUES ({marks})"
-
-
-def copy_sql(table: str = DEFAULT_TABLE) -> str:
-    """PostgreSQL COPY of `candidate_row` tuples (text format)."""
-    return f"COPY {_table(table)} ({', '.join(COLUMNS)}) FROM STDIN"
-
-
-# --------------------------------------------------------------------------- the query
-
-
-class Fragment(NamedTuple):
-    """One named piece of the query with its own parameters, in placeholder order."""
-
-    name: str
-    sql: str
-    params: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,139 +240,6 @@ def _negated(name: str, fragment: Fragment) -> Fragment:
 
 
 # --------------------------------------------------------------------------- dialects
-
-
-class _Lowering:
-    """How one dialect spells the few operations the query needs."""
-
-    def __init__(self, postgres: bool) -> None:
-        self.postgres = postgres
-        self.mark = "%s" if postgres else "?"
-        self.json_type = "jsonb" if postgres else "TEXT"
-        self.date_type = "date" if postgres else "TEXT"
-
-    def strings(self, values: Iterable[str]) -> Any:
-        ordered = sorted(set(values))
-        return ordered if self.postgres else _json(ordered)
-
-    def any_of(self, column: str, values: Iterable[str]) -> Fragment:
-        """The JSON array in `column` holds one of `values`."""
-        if self.postgres:
-            return Fragment("", f"{column} ?| %s::text[]", (self.strings(values),))
-        return Fragment(
-            "",
-            f"EXISTS (SELECT 1 FROM json_each({column}) AS e"
-            " WHERE e.value IN (SELECT value FROM json_each(?)))",
-            (self.strings(values),),
-        )
-
-    def has(self, column: str, value: str) -> Fragment:
-        if self.postgres:
-            return Fragment("", f"{column} ? %s", (value,))
-        return Fragment(
-            "", f"EXISTS (SELECT 1 FROM json_each({column}) AS e WHERE e.value = ?)", (value,)
-        )
-
-    def member(self, expression: str, values: Iterable[str]) -> Fragment:
-        if self.postgres:
-            return Fragment("", f"{expression} = ANY(%s::text[])", (self.strings(values),))
-        return Fragment(
-            "", f"{expression} IN (SELECT value FROM json_each(?))", (self.strings(values),)
-        )
-
-    def among(self, expression: str, subquery: str) -> str:
-        if self.postgres:
-            return f"{expression} = ANY(ARRAY({subquery}))"
-        return f"{expression} IN ({subquery})"
-
-    def links_step(self, t: str) -> str:
-        """The recursive step: every id a needed row links to."""
-        if self.postgres:
-            return (
-                f"SELECT link FROM needed AS n JOIN {t} AS c ON c.id = n.id"
-                " CROSS JOIN LATERAL jsonb_array_elements_text(c.links) AS link"
-            )
-        return (
-            f"SELECT l.value FROM needed AS n JOIN {t} AS c ON c.id = n.id, json_each(c.links) AS l"
-        )
-
-
-def _lowering(dialect: str) -> _Lowering:
-    if dialect not in DIALECTS:
-        raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}")
-    return _Lowering(postgres=dialect == "postgresql")
-
-
-def _table(name: str) -> str:
-    if not _IDENTIFIER.fullmatch(name):
-        raise ValueError(f"table name {name!r} is not a plain SQL identifier")
-    return name
-
-
-def _json(values: Iterable[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
-
-
-# --------------------------------------------------------------------------- compiling rows
-
-
-@dataclass(frozen=True, slots=True)
-class PushdownResult:
-    output: CompileOutput
-    loaded: int
-    """How many rows the query returned."""
-    pushed_admitted: frozenset[str]
-    """The ids the query itself flagged admitted."""
-    admitted: frozenset[str] | None
-    """U as the in-memory admission pass found it on the loaded rows (None: the request was
-    refused before admission)."""
-
-    @property
-    def mismatched(self) -> frozenset[str]:
-        """Ids on which the query and the in-memory check disagree (the seed's "permission
-        mismatch at independent validation"): always empty unless the adapter is wrong."""
-        if self.admitted is None:
-            return frozenset()
-        return self.pushed_admitted ^ self.admitted
-
-
-Row = tuple[str, Any]
-"""(document, admitted) as the query returns it."""
-
-
-def compile_rows(
-    request: Request,
-    contract: Contract,
-    rows: Iterable[Row],
-    *,
-    directory: Directory | None = None,
-) -> PushdownResult:
-    """Rebuild candidates from the query's rows and compile them with the normal pipeline.
-
-    The rows go through the same validation and admission as any input: a row the query should
-    not have returned is rejected as usual, never trusted. Request, contract and directory are
-    validated again from their JSON form, so the cross-checks that span them (an expected
-    policy) run exactly as for a whole document.
-    """
-    candidates: list[Any] = []
-    pushed: set[str] = set()
-    for document, flagged in rows:
-        candidate = json.loads(document)
-        candidates.append(candidate)
-        if flagged:
-            pushed.add(candidate["id"])
-    compiled = load_input(
-        {
-            "request": request.model_dump(mode="json"),
-            "contract": contract.model_dump(mode="json"),
-            "directory": (directory or Directory()).model_dump(mode="json"),
-            "candidates": candidates,
-        }
-    )
-    output = compile_input(compiled)
-    return PushdownResult(output, len(candidates), frozenset(pushed), admitted_ids(output))
-
-
 def compile_pushed_down(
     request: Request,
     contract: Contract,
@@ -489,20 +252,3 @@ def compile_pushed_down(
     """Lower, let `execute` run the query on the retrieval side, and compile what it returns."""
     sql, params = admission_query(request, contract, dialect, directory=directory, table=table)
     return compile_rows(request, contract, execute(sql, params), directory=directory)
-
-
-def admitted_ids(output: CompileOutput) -> frozenset[str] | None:
-    """U from a compile's trace, or None when the compile was refused before admission."""
-    checked = False
-    admitted: set[str] = set()
-    for entry in output.trace:
-        if entry["pass"] == Pass.TYPE_CHECK.value and entry["outcome"] == Outcome.CHECKED.value:
-            checked = True
-        elif entry["pass"] == Pass.ADMIT.value and entry["outcome"] == Outcome.ADMITTED.value:
-            admitted.add(str(entry["id"]))
-    return frozenset(admitted) if checked else None
-
-
-def comparable(output: CompileOutput) -> dict[str, Any]:
-    """The output as JSON without the fields a pushed-down compile legitimately differs in."""
-    return output.model_dump(mode="json", by_alias=True, exclude=set(DIFFERING_FIELDS))
