@@ -4,6 +4,7 @@ the `str.format` reason constants tests assert on, and the helpers that word a r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
@@ -128,9 +129,10 @@ class BundleInvalid(ValueError):
         problem: Problem = Problem.SCHEMA,
         errors: list[dict[str, Any]] | None = None,
     ):
+        reason = _bounded(reason)
         self.reason = reason
         self.problem = Problem(problem)
-        self.errors = errors or []
+        self.errors = [{**e, "msg": _bounded(e["msg"])} for e in errors or []]
         super().__init__(reason)
 
     def __str__(self) -> str:
@@ -138,6 +140,24 @@ class BundleInvalid(ValueError):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+LONGEST_WORD = 200
+"""A reason shows a run of more characters than this without a space (a hostile name, format
+or sha256 of megabytes) by its start and its length; hex digests, key ids and signatures are
+far shorter."""
+LONGEST_LINE = 1_000
+_WORD = re.compile(rf"\S{{{LONGEST_WORD + 1},}}")
+
+
+def _bounded(text: str) -> str:
+    """`text` with every over-long word and line cut short and its length said instead, so
+    that refusing a huge value never echoes it whole (to a terminal, a log or a page)."""
+    text = _WORD.sub(lambda m: f"{m[0][:40]}…[{len(m[0])} characters]", text)
+    return "\n".join(
+        line if len(line) <= LONGEST_LINE else f"{line[:LONGEST_LINE]}…[{len(line)} characters]"
+        for line in text.split("\n")
+    )
 
 
 def _schema_error(exc: ValidationError, headline: str) -> BundleInvalid:

@@ -80,16 +80,19 @@ def _with_signer_keys(
     if not isinstance(body, Mapping) or not isinstance(body.get("manifest"), Mapping):
         return body
     manifest = dict(body["manifest"])
-    # Looked up with whatever a manifest entry gives as its person: any JSON value, not only str.
-    ids: dict[tuple[object, Role], str] = {(name, role): key_id(key) for name, role, key in keys}
+    ids: dict[tuple[str, Role], str] = {(name, role): key_id(key) for name, role, key in keys}
     publishers = [name for name, role, _ in keys if role == "publisher"]
     if "publisher" not in manifest and len(publishers) == 1:
         manifest["publisher"] = {"person": publishers[0]}
 
     def signed(entry: Any, role: Role) -> Any:
+        # A person that is not a string (a list, an object, a number, null) cannot be a
+        # signer's name: validation refuses it, naming the field.
         if not isinstance(entry, Mapping) or "key_id" in entry:
             return entry
-        found = ids.get((entry.get("person"), role))
+        if not isinstance(entry.get("person"), str):
+            return entry
+        found = ids.get((entry["person"], role))
         if found is not None:
             return {**entry, "key_id": found}
         if role == "approver":

@@ -166,7 +166,10 @@ def _integrity(
     if form in OUTDATED_FORMATS:
         raise BundleInvalid(OUTDATED_FORMAT.format(found=form, expected=FORMAT), Problem.OUTDATED)
     if form != FORMAT:
-        shown = "no format" if form is None else f"format {json.dumps(form)}"
+        try:
+            shown = "no format" if form is None else f"format {json.dumps(form)}"
+        except (TypeError, ValueError, RecursionError):  # a parsed document of Python objects
+            shown = f"a format that is {_json_type(form)}, not JSON"
         raise BundleInvalid(
             f"unsupported bundle: it declares {shown}; this compiler reads '{FORMAT}'",
             Problem.FORMAT,
