@@ -192,6 +192,40 @@ def test_a_class_the_catalogue_lacks_is_refused_with_its_field(client, olivia, d
     assert expected.replace("'", "&#x27;") in page and 'name="confirm"' not in page
 
 
+def test_a_retired_class_is_refused_unless_the_draft_already_accepts_it(demo, tmp_path):
+    from django.contrib.auth import get_user_model
+
+    from contracts import services
+    from contracts.models import SourceClass
+
+    cora = get_user_model().objects.get(username="cora")
+    for key in ("committee_record", "case_note"):  # case_note: waiver_valid accepts it
+        retiring = SourceClass.objects.get(key=key)
+        services.source_class_update(
+            actor=cora, source_class=retiring, expected_lock_version=retiring.lock_version,
+            label=retiring.label, description=retiring.description,
+            authority_tier=retiring.authority_tier, weak=retiring.weak, retired=True,
+        )  # fmt: skip
+    directory = export(tmp_path / "suite")
+
+    def reorder(document):
+        document["contract"]["propositions"][2]["accepted_classes"].reverse()
+
+    rewrite_contract(directory, reorder)
+    assert "Confirming makes draft version 2" in preview(directory)  # case_note is kept
+
+    def add_retired(document):
+        document["contract"]["propositions"][2]["accepted_classes"].append("committee_record")
+
+    rewrite_contract(directory, add_retired)
+    with pytest.raises(CommandError) as raised:
+        preview(directory)
+    assert str(raised.value) == (
+        "contract.yaml: contract.propositions.2.accepted_classes: 'committee_record' is "
+        "retired; no candidate can carry it."
+    )
+
+
 def test_without_an_editable_draft_the_contract_is_not_applied(olivia, demo, tmp_path):
     from publishing.review.transitions import version_retire
     from scenarios.models import Scenario
