@@ -203,7 +203,8 @@ def import_apply(*, actor: Actor, decision_type: DecisionType, directory: Path,
     if version is not None:  # held until the import commits: no edit can slip in between
         version = ContractVersion.objects.select_for_update(of=("self",)).get(pk=version.pk)
     plan = import_plan(decision_type, directory)
-    if plan.sha256 != confirmed_sha256:
+    locked_another = version is not None and plan.draft_number not in (None, version.number)
+    if plan.sha256 != confirmed_sha256 or locked_another:  # (a draft started meanwhile)
         raise EditConflict(PLAN_STALE)
     if plan.refusal:
         raise ValidationError(plan.refusal)
