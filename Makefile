@@ -19,17 +19,23 @@ LOWEST_TESTS ?= tests/compiler/test_compiler_oracles.py tests/compiler/test_comp
 	tests/compiler/test_bundle.py tests/workbench/test_workbench_views.py \
 	tests/workbench/test_query_parameters.py
 
-.PHONY: run serve test test-fast test-lowest lint bench demo-compile dist-compiler clean
+.PHONY: run serve test test-fast test-lowest lint bench demo-compile dist dist-compiler clean
 
 # manage.py defaults to the production profile; `make run` asks for the development one (pytest
 # names its own, workbench.settings.test, in pyproject.toml).
 run: export DJANGO_SETTINGS_MODULE = workbench.settings.dev
 
-$(STAMP): pyproject.toml setup.py
+# The compiler is its own distribution (evidence-compiler, packaging/evidence-compiler), which
+# the workbench requires at exactly its version; no index has it, so it is installed from the
+# checkout in the same pip call, editable: both distributions run this checkout's code.
+COMPILER_DIST := packaging/evidence-compiler
+COMPILER_DIST_FILES := $(COMPILER_DIST)/pyproject.toml $(COMPILER_DIST)/backend.py compiler/version.py
+
+$(STAMP): pyproject.toml setup.py $(COMPILER_DIST_FILES)
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,lint]'
+	$(BIN)/python -m pip install --quiet -e $(COMPILER_DIST) -e '.[dev,lint]'
 	touch $(STAMP)
 
 ## run: migrate the embedded SQLite database, load the demo workspace, start the task worker
@@ -69,13 +75,14 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" $(PYTEST_ARGS)
 
 # Every direct dependency at exactly the lower bound pyproject.toml declares, in its own venv.
-$(LOWEST_STAMP): pyproject.toml .ci/lowest_requirements.py
+# (evidence-compiler is not in that list: it comes from the checkout, as in the dev install.)
+$(LOWEST_STAMP): pyproject.toml setup.py .ci/lowest_requirements.py $(COMPILER_DIST_FILES)
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
 	test -x $(LOWEST)/bin/python || $(PYTHON) -m venv $(LOWEST)
 	$(LOWEST)/bin/python .ci/lowest_requirements.py > $(LOWEST)/requirements.txt
 	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
 	$(LOWEST)/bin/python -m pip install --quiet --only-binary=:all: -r $(LOWEST)/requirements.txt
-	$(LOWEST)/bin/python -m pip install --quiet --no-deps -e .
+	$(LOWEST)/bin/python -m pip install --quiet --no-deps -e $(COMPILER_DIST) -e .
 	touch $(LOWEST_STAMP)
 
 ## test-lowest: a representative part of the suite against those lowest versions
@@ -94,9 +101,14 @@ bench: $(STAMP)
 	$(BIN)/python bench/compile_scale.py
 	$(BIN)/python bench/sweep.py
 
+## dist: the two wheels a deployment installs, evidence-compiler's and the workbench's, in dist/
+dist: $(STAMP)
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist $(COMPILER_DIST) .
+	ls dist/evidence_compiler-*.whl dist/evidence_workbench-*.whl
+
 ## dist-compiler: the standalone evidence-compiler wheel and sdist (only `compiler/`) in dist/
 dist-compiler: $(STAMP)
-	$(BIN)/python -m pip wheel --quiet --no-deps -w dist packaging/evidence-compiler
+	$(BIN)/python -m pip wheel --quiet --no-deps -w dist $(COMPILER_DIST)
 	$(BIN)/python -c 'import sys; sys.path.insert(0, "packaging/evidence-compiler"); \
 		import backend; print("dist/" + backend.build_sdist("dist"))'
 	ls dist/evidence_compiler-*

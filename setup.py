@@ -1,25 +1,41 @@
 """Which packages the workbench wheel holds (everything else is in pyproject.toml).
 
-Every application package is found by name, so a new app or sub-package needs no edit here.
+The workbench's own apps are found by name, so a new app or sub-package needs no edit here.
+The `compiler` package is not among them: it is the separate `evidence-compiler`
+distribution (packaging/evidence-compiler), which the workbench declares as a dependency.
 The templates and static files live at the repository root; the wheel carries them inside the
 workbench package (workbench/templates, workbench/static), where the settings find them when
-there is no checkout. tests/deployment/test_wheel.py checks that the wheel holds every tracked
-.py, template and static file.
+there is no checkout. Each of their folders is listed as a data package of its own (so
+setuptools packages it knowingly instead of warning that it "would be ignored").
+tests/deployment/test_wheel.py checks that the wheel holds every tracked .py, template and
+static file of these apps, and no `compiler/`.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
-APPS = ["compiler", "contracts", "scenarios", "publishing", "workbench"]
+APPS = ["contracts", "scenarios", "publishing", "workbench"]
+# Data folder at the repository root -> package inside `workbench`, and the files it carries.
+DATA = {
+    "templates": ["*.html"],
+    "static": ["*.css", "*.js", "*.svg"],
+}
+
+
+def data_packages() -> dict[str, list[str]]:
+    """`workbench.templates`, `workbench.templates.contracts`, … -> their file patterns."""
+    packages = {}
+    for folder, patterns in DATA.items():
+        packages[f"workbench.{folder}"] = patterns
+        for sub in find_namespace_packages(where=folder):
+            packages[f"workbench.{folder}.{sub}"] = patterns
+    return packages
+
 
 setup(
     packages=[
         *find_packages(include=[name for app in APPS for name in (app, f"{app}.*")]),
-        "workbench.templates",
-        "workbench.static",
+        *data_packages(),
     ],
-    package_dir={"workbench.templates": "templates", "workbench.static": "static"},
-    package_data={
-        "workbench.templates": ["**/*.html"],
-        "workbench.static": ["**/*.css", "**/*.js", "**/*.svg"],
-    },
+    package_dir={f"workbench.{folder}": folder for folder in DATA},
+    package_data=data_packages(),
 )

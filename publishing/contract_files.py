@@ -5,59 +5,31 @@ the catalogue entries of the classes it accepts, each corpus as `corpora/NAME.ya
 scenario as `scenarios/NAME.yaml`: exactly what `evidence-compiler test DIR` runs, so a
 retrieval service's CI can run the workbench's suite without the workbench.
 
-Import is two steps. `import_plan` reads a directory (validated with `load_tests`: every
-problem of every file is listed, nothing is read half) and says what it would change against
-the current draft: the contract's differences as the impact report's sentences, and the
-corpora and scenarios it would add or replace. Nothing is written. `import_apply` then
-writes the corpora and scenarios in one transaction, and only if the plan's `sha256` is still
-what the files and the workbench give (a changed draft or file means a new plan to read). The
-contract itself is not rewritten by an import: its differences are shown so that the owner
-edits the draft in the editor, where every edit is linted, locked and audited.
+Import (a plan first, applied only when confirmed) is `publishing.contract_import`; this
+module also unpacks an uploaded zip for it, safely.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import re
 import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
-from compiler.canonical import sha256_hex
-from compiler.contract_tests import (
-    FORMAT as TESTS_FORMAT,
-)
-from compiler.contract_tests import (
-    ContractFile,
-    CorpusFile,
-    ScenarioFile,
-    load_tests,
-    read_document,
-)
+from compiler.contract_tests import FORMAT as TESTS_FORMAT
 from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import DecisionType, SourceClass
-from contracts.services import Actor
-from scenarios import services as scenario_services
 from scenarios.models import Corpus, Scenario
-
-from .impact import contract_changes
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 # Messages tests assert on.
 NO_VERSION = "Decision type '{key}' has no version to export."
-WRONG_TYPE = "The files are contract tests of '{found}', not of '{key}'."
-PLAN_STALE = (
-    "The draft, the suite or the files changed since this plan was shown; nothing was "
-    "imported. Read the new plan and confirm again."
-)
 
 
 def file_stem(name: str) -> str:
@@ -128,34 +100,6 @@ def zip_bytes(files: dict[str, str], *, root: str) -> bytes:
     return buffer.getvalue()
 
 
-# --------------------------------------------------------------------------- import
-
-
-@dataclass
-class ImportPlan:
-    """What importing a directory would change; `sha256` names files + workbench state."""
-
-    decision_type: DecisionType
-    contract_changes: list[dict[str, Any]]
-    corpora: dict[str, list[str]] = field(default_factory=dict)  # added / replaced / same
-    scenarios: dict[str, list[str]] = field(default_factory=dict)
-    sha256: str = ""
-    _corpora: dict[str, CorpusFile] = field(default_factory=dict, repr=False)
-    _scenarios: list[ScenarioFile] = field(default_factory=list, repr=False)
-
-    @property
-    def changes_anything(self) -> bool:
-        return bool(self.corpora["added"] or self.corpora["replaced"]
-                    or self.scenarios["added"] or self.scenarios["replaced"])  # fmt: skip
-
-
-def _files_of(directory: Path, sub: str) -> list[Path]:
-    folder = directory / sub
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
-
-
 def _scenario_state(scenario: Scenario) -> dict[str, Any]:
     expected: dict[str, Any] = {"slots": dict(scenario.expected_slots)}
     if scenario.expected_admitted is not None:
@@ -165,163 +109,6 @@ def _scenario_state(scenario: Scenario) -> dict[str, Any]:
     request = {k: v for k, v in scenario.request_document().items() if v is not None}
     return {"description": scenario.description, "request": request,
             "corpus": file_stem(scenario.corpus.name), "expected": expected}  # fmt: skip
-
-
-def _scenario_file_state(scenario: ScenarioFile) -> dict[str, Any]:
-    expected = scenario.expected.model_dump(exclude_none=True)
-    request = {"delegation": None, "named": [], "roles": [], **scenario.request}
-    request = {k: v for k, v in request.items() if v is not None}
-    return {"description": scenario.description, "request": request,
-            "corpus": scenario.corpus, "expected": expected}  # fmt: skip
-
-
-def import_plan(decision_type: DecisionType, directory: Path) -> ImportPlan:
-    """Read and validate `directory`; say what importing it would change. Writes nothing.
-    `compiler.contract_tests.InvalidTestFiles` lists every problem of an invalid directory."""
-    load_tests(directory)  # every problem of every file, or the whole directory is valid
-    header = ContractFile.model_validate(read_document(directory / _contract_name(directory)))
-    if header.contract.decision_type != decision_type.key:
-        raise ValidationError(
-            WRONG_TYPE.format(found=header.contract.decision_type, key=decision_type.key)
-        )
-    corpora = {p.stem: CorpusFile.model_validate(read_document(p))
-               for p in _files_of(directory, "corpora")}  # fmt: skip
-    scenarios = [ScenarioFile.model_validate(read_document(p))
-                 for p in _files_of(directory, "scenarios")]  # fmt: skip
-    version = selectors.current_version(decision_type=decision_type)
-    draft = contract_document(version) if version is not None else None
-    imported = header.contract.model_dump(mode="json")
-    changes = contract_changes(draft, imported) if draft is not None else []
-    if draft is not None and _comparable(draft) == _comparable(imported):
-        changes = []
-    existing_corpora = {file_stem(c.name): c for c in
-                        Corpus.objects.filter(decision_type=decision_type).prefetch_related(
-                            "candidates")}  # fmt: skip
-    plan = ImportPlan(decision_type, changes, _corpora=corpora, _scenarios=scenarios)
-    plan.corpora = {"added": [], "replaced": [], "same": []}
-    for stem, corpus in corpora.items():
-        current = existing_corpora.get(stem)
-        if current is None:
-            plan.corpora["added"].append(stem)
-        elif (current.directory, [c.data for c in current.candidates.all()]) == (
-            corpus.directory,
-            corpus.candidates,
-        ):
-            plan.corpora["same"].append(stem)
-        else:
-            plan.corpora["replaced"].append(stem)
-    existing = {s.name: s for s in Scenario.objects.filter(decision_type=decision_type)
-                .select_related("decision_type", "corpus")}  # fmt: skip
-    plan.scenarios = {"added": [], "replaced": [], "same": []}
-    for scenario in scenarios:
-        current_scenario = existing.get(scenario.name)
-        if current_scenario is None:
-            plan.scenarios["added"].append(scenario.name)
-        elif _scenario_state(current_scenario) == _scenario_file_state(scenario):
-            plan.scenarios["same"].append(scenario.name)
-        else:
-            plan.scenarios["replaced"].append(scenario.name)
-    plan.sha256 = sha256_hex({
-        "files": {"contract": imported,
-                  "corpora": {k: v.model_dump(mode="json") for k, v in corpora.items()},
-                  "scenarios": [s.model_dump(mode="json") for s in scenarios]},
-        "draft": draft,
-        "corpora": plan.corpora,
-        "scenarios": plan.scenarios,
-    })  # fmt: skip
-    return plan
-
-
-def _contract_name(directory: Path) -> str:
-    for name in ("contract.yaml", "contract.yml", "contract.json"):
-        if (directory / name).is_file():
-            return name
-    return "contract.yaml"
-
-
-def _comparable(document: dict[str, Any]) -> Any:
-    from compiler.models import Contract
-
-    return Contract.model_validate({**document, "version": "-"}).model_dump(mode="json")
-
-
-@transaction.atomic
-def import_apply(*, actor: Actor, decision_type: DecisionType, directory: Path,
-                 confirmed_sha256: str) -> ImportPlan:  # fmt: skip
-    """Write the plan's corpora and scenarios, if `confirmed_sha256` is still the plan's."""
-    plan = import_plan(decision_type, directory)
-    if plan.sha256 != confirmed_sha256:
-        raise ValidationError(PLAN_STALE)
-    corpora: dict[str, Corpus] = {}
-    for stem, corpus in plan._corpora.items():
-        if stem in plan.corpora["same"]:
-            corpora[stem] = Corpus.objects.get(
-                decision_type=decision_type, name__in=_names_for(decision_type, stem)
-            )
-            continue
-        corpora[stem] = scenario_services.corpus_import(
-            actor=actor, decision_type=decision_type, name=_corpus_name(decision_type, stem),
-            document={"directory": corpus.directory, "candidates": corpus.candidates},
-            description=corpus.description, replace=True,
-        )  # fmt: skip
-    for stem in {s.corpus for s in plan._scenarios if s.corpus} - set(corpora):
-        corpora[stem] = Corpus.objects.get(
-            decision_type=decision_type, name__in=_names_for(decision_type, stem)
-        )
-    for scenario in plan._scenarios:
-        if scenario.name in plan.scenarios["same"]:
-            continue
-        request = scenario.request
-        fields = {
-            "principal": request["principal"], "roles": request.get("roles", []),
-            "purpose": request["purpose"], "entity": request["entity"],
-            "decision_date": dt.date.fromisoformat(str(request["decision_date"])),
-            "token_budget": request["token_budget"], "delegation": request.get("delegation"),
-            "named": request.get("named", []), "expected_slots": dict(scenario.expected.slots),
-            "expected_admitted": scenario.expected.admitted,
-            "expected_rejected": scenario.expected.rejected,
-            "description": scenario.description,
-        }  # fmt: skip
-        corpus_row = corpora[scenario.corpus or ""]
-        current = Scenario.objects.filter(decision_type=decision_type, name=scenario.name).first()
-        if current is None:
-            scenario_services.scenario_create(
-                actor=actor,
-                decision_type=decision_type,
-                corpus=corpus_row,
-                name=scenario.name,
-                **fields,
-            )
-        else:
-            scenario_services.scenario_update(actor=actor, scenario=current, corpus=corpus_row,
-                                              **fields)  # fmt: skip
-    return plan
-
-
-def _names_for(decision_type: DecisionType, stem: str) -> list[str]:
-    return [c.name for c in Corpus.objects.filter(decision_type=decision_type)
-            if file_stem(c.name) == stem]  # fmt: skip
-
-
-def _corpus_name(decision_type: DecisionType, stem: str) -> str:
-    names = _names_for(decision_type, stem)
-    return names[0] if names else stem
-
-
-def plan_lines(plan: ImportPlan) -> list[str]:
-    """The plan in sentences, for the command and the page."""
-    lines = [f"Contract: {c['text']}" for c in plan.contract_changes] or [
-        "Contract: the same as the current draft."]  # fmt: skip
-    if plan.contract_changes:
-        lines.append("Contract changes are not applied by an import: make them in the editor.")
-    for what, groups in (("corpus", plan.corpora), ("scenario", plan.scenarios)):
-        for name in groups["added"]:
-            lines.append(f"Adds {what} '{name}'.")
-        for name in groups["replaced"]:
-            lines.append(f"Replaces {what} '{name}'.")
-        if groups["same"]:
-            lines.append(f"Unchanged {what} file(s): {', '.join(groups['same'])}.")
-    return lines
 
 
 # --------------------------------------------------------------------------- uploads

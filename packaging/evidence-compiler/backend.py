@@ -6,6 +6,11 @@ directory in an isolated build, so this backend copies `compiler/*.py` into the 
 from the repository when built in a checkout, from its own copy when built from the sdist it
 made. The metadata comes from `pyproject.toml` beside this file; the version from
 `compiler/version.py`. Archives are reproducible (sorted names, fixed timestamps).
+
+`pip install -e packaging/evidence-compiler` (PEP 660, what the Makefile's development
+install does) writes no copy: the editable wheel holds a `.pth` line that puts a finder for
+the one name `compiler` on `sys.meta_path`, resolving it to the checkout's `compiler/`. Only
+that package becomes importable through it, never the rest of the repository root.
 """
 
 from __future__ import annotations
@@ -98,10 +103,55 @@ def get_requires_for_build_sdist(config_settings=None) -> list[str]:
     return []
 
 
+def get_requires_for_build_editable(config_settings=None) -> list[str]:
+    return []
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) -> str:
+    return _write_wheel(
+        wheel_directory, [(arc, path.read_bytes()) for arc, path in package_files()]
+    )
+
+
+EDITABLE_FINDER = """\
+\"\"\"evidence-compiler installed in editable mode: `compiler` is {root!r}.\"\"\"
+
+import sys
+from importlib.machinery import PathFinder
+
+ROOT = {parent!r}
+
+
+class CompilerFinder:
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname != {package!r}:
+            return None
+        return PathFinder.find_spec(fullname, [ROOT])
+
+
+def install():
+    if CompilerFinder not in sys.meta_path:
+        sys.meta_path.append(CompilerFinder)
+"""
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None) -> str:
+    root = _package_root()
+    module = "_evidence_compiler_editable"
+    finder = EDITABLE_FINDER.format(root=str(root), parent=str(root.parent), package=PACKAGE)
+    return _write_wheel(
+        wheel_directory,
+        [
+            (f"{module}.py", finder.encode()),
+            (f"{module}.pth", f"import {module}; {module}.install()\n".encode()),
+        ],
+    )
+
+
+def _write_wheel(wheel_directory, files: list[tuple[str, bytes]]) -> str:
     name, ver = _dist_name(), version()
     dist_info = f"{name}-{ver}.dist-info"
-    files = [(arc, path.read_bytes()) for arc, path in package_files()]
     files += [
         (f"{dist_info}/METADATA", metadata().encode()),
         (

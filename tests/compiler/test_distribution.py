@@ -58,8 +58,10 @@ def test_the_wheel_holds_exactly_the_compiler_package_of_this_checkout(wheel):
     requires = [line.split(": ", 1)[1] for line in meta.splitlines()
                 if line.startswith("Requires-Dist: ") and "extra ==" not in line]  # fmt: skip
     assert requires == ["pydantic>=2.11,<3", "rfc8785>=0.1.4,<0.2", "cryptography>=42"]
-    # The workbench ships the same package and pins its dependencies the same way.
+    # The workbench requires this distribution at exactly its version, and declares the
+    # same lines for what it imports of these packages itself.
     workbench = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert "evidence-compiler==0.1.0" in workbench
     assert set(requires) <= set(workbench)
     assert 'Requires-Dist: pyyaml>=6.0.2; extra == "yaml"' in meta
     assert "pyyaml>=6.0.2" in workbench

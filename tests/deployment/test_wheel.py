@@ -1,10 +1,14 @@
-"""The built wheel is a deployable artefact: it holds every module, template and static file
-of the checkout, and installed into a fresh virtual environment (no checkout on its path) it
-migrates, passes `check --deploy` with no warning, and gunicorn serves pages and static files."""
+"""The built wheels are deployable artefacts. The workbench's wheel holds every module,
+template and static file of its apps and no `compiler/`: it requires `evidence-compiler` at
+exactly the compiler's version instead. Installed together into a fresh virtual environment
+(no checkout on its path), the two wheels migrate, pass `check --deploy` with no warning, and
+gunicorn serves pages and static files, with `compiler` imported from the evidence-compiler
+distribution."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -15,16 +19,24 @@ from pathlib import Path
 import pytest
 from deployment_support import ROOT, free_port, production_env, run, wait_until_serving
 
-PACKAGED = ("compiler/", "contracts/", "scenarios/", "workbench/", "templates/", "static/")
+PACKAGED = ("contracts/", "scenarios/", "publishing/", "workbench/", "templates/", "static/")
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), "."]
+def wheels(tmp_path_factory) -> dict[str, Path]:
+    """Both wheels of this checkout, as `make dist` builds them."""
+    out = tmp_path_factory.mktemp("wheels")
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out),
+             ".", "packaging/evidence-compiler"]  # fmt: skip
     run(build, dict(os.environ))
-    (built,) = out.glob("evidence_workbench-*.whl")
-    return built
+    (workbench,) = out.glob("evidence_workbench-*.whl")
+    (compiler,) = out.glob("evidence_compiler-*.whl")
+    return {"workbench": workbench, "compiler": compiler}
+
+
+@pytest.fixture(scope="module")
+def wheel(wheels) -> Path:
+    return wheels["workbench"]
 
 
 def expected_members() -> set[str]:
@@ -39,13 +51,28 @@ def expected_members() -> set[str]:
     }
 
 
+def compiler_version() -> str:
+    text = (ROOT / "compiler" / "version.py").read_text()
+    return re.search(r'COMPILER_VERSION\s*=\s*"([^"]+)"', text)[1]
+
+
 def test_the_wheel_holds_every_module_template_and_static_file(wheel):
     members = set(zipfile.ZipFile(wheel).namelist())
     assert expected_members() - members == set()
 
 
-def test_installed_from_the_wheel_it_migrates_passes_check_deploy_and_serves(
-    wheel, tmp_path, deployment_database
+def test_the_wheel_holds_no_compiler_and_requires_evidence_compiler_at_its_version(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        meta = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+    assert not [n for n in names if n.split("/")[0] == "compiler"]
+    requires = [line.split(": ", 1)[1] for line in meta.decode().splitlines()
+                if line.startswith("Requires-Dist: evidence-compiler")]  # fmt: skip
+    assert requires == [f"evidence-compiler=={compiler_version()}"]
+
+
+def test_installed_from_the_two_wheels_it_migrates_passes_check_deploy_and_serves(
+    wheels, tmp_path, deployment_database
 ):
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=True)
@@ -55,7 +82,19 @@ def test_installed_from_the_wheel_it_migrates_passes_check_deploy_and_serves(
     for name in ("SSL_REDIRECT", "COOKIES", "HSTS_SECONDS"):
         env.pop(f"DJANGO_SECURE_{name}")
     env.pop("PYTHONPATH", None)
-    run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)], env, tmp_path)
+    python = str(bin_dir / "python")
+    # The workbench's wheel alone leaves its requirement unmet: it carries no compiler.
+    run([python, "-m", "pip", "install", "--quiet", "--no-deps", str(wheels["workbench"])],
+        env, tmp_path)  # fmt: skip
+    unmet = subprocess.run([python, "-m", "pip", "check"], env=env, cwd=tmp_path,
+                           capture_output=True, text=True)  # fmt: skip
+    assert unmet.returncode == 1
+    assert "evidence-workbench 0.1.0 requires evidence-compiler" in unmet.stdout
+    # Both wheels in one call, as docs/deployment.md says: pip takes evidence-compiler from
+    # its wheel file (no index has it) and the rest from the index.
+    run([python, "-m", "pip", "install", "--quiet", str(wheels["compiler"]),
+         str(wheels["workbench"])], env, tmp_path)  # fmt: skip
+    run([python, "-m", "pip", "check"], env, tmp_path)
     django_admin = str(bin_dir / "django-admin")
     check = run([django_admin, "check", "--deploy", "--fail-level", "WARNING"], env, tmp_path)
     assert "System check identified no issues" in check.stdout + check.stderr
@@ -90,12 +129,14 @@ def test_installed_from_the_wheel_it_migrates_passes_check_deploy_and_serves(
         finally:
             web.terminate()
             web.wait(timeout=20)
+    probe = (
+        "import importlib.metadata as m, compiler, workbench; "
+        "print(workbench.__file__); print(compiler.__file__); "
+        "print(m.packages_distributions()['compiler'])"
+    )
     installed = subprocess.run(
-        [str(bin_dir / "python"), "-c", "import workbench; print(workbench.__file__)"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert str(environment) in installed, "the page came from the wheel, not the checkout"
+        [python, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert installed[0].startswith(str(environment)), "the page came from the wheel"
+    assert installed[1].startswith(str(environment)), "and the compiler from its own wheel"
+    assert installed[2] == "['evidence-compiler']"

@@ -23,7 +23,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from compiler.contract_tests import InvalidTestFiles
 from contracts import selectors
-from publishing import contract_files, replay, tokens
+from contracts.services import EditConflict
+from publishing import contract_files, contract_import, replay, tokens
 
 TEMPLATE = "publishing/tokens.html"
 IMPORT_TEMPLATE = "publishing/contract_tests_import.html"
@@ -121,7 +122,8 @@ IMPORTED = "Imported the contract tests: {count} change(s) written."
 @require_http_methods(["GET", "POST"])
 def contract_tests_import(request: HttpRequest, key: str) -> HttpResponse:
     """Upload a zip, read the plan; confirm (the zip comes back in the form, base64) to
-    write it. The plan's sha256 must still hold when confirmed."""
+    apply it: the draft's contract and the suite. The plan's sha256 must still hold when
+    confirmed (409 otherwise)."""
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     if not selectors.can_edit(user=request.user, decision_type=decision_type):
         raise PermissionDenied
@@ -145,21 +147,25 @@ def contract_tests_import(request: HttpRequest, key: str) -> HttpResponse:
         try:
             directory = contract_files.unpack_zip(data, Path(scratch))
             if confirm and upload is None:
-                plan = contract_files.import_apply(
+                plan = contract_import.import_apply(
                     actor=request.user, decision_type=decision_type, directory=directory,
                     confirmed_sha256=confirm,
                 )  # fmt: skip
-                count = sum(len(g["added"]) + len(g["replaced"])
-                            for g in (plan.corpora, plan.scenarios))  # fmt: skip
+                count = len(plan.contract_changes) + sum(
+                    len(g["added"]) + len(g["replaced"]) for g in (plan.corpora, plan.scenarios)
+                )
                 messages.success(request, IMPORTED.format(count=count))
                 return redirect("scenarios:suite", key)
-            plan = contract_files.import_plan(decision_type, directory)
+            plan = contract_import.import_plan(decision_type, directory)
         except InvalidTestFiles as exc:
             context["errors"] = str(exc).splitlines()[1:]
             return render(request, IMPORT_TEMPLATE, context, status=422)
+        except EditConflict as exc:
+            context["errors"] = [exc.message]
+            return render(request, IMPORT_TEMPLATE, context, status=409)
         except ValidationError as exc:
             context["errors"] = exc.messages
             return render(request, IMPORT_TEMPLATE, context, status=422)
-    context.update(plan=plan, plan_lines=contract_files.plan_lines(plan),
+    context.update(plan=plan, plan_lines=contract_import.plan_lines(plan),
                    archive=base64.b64encode(data).decode("ascii"))  # fmt: skip
     return render(request, IMPORT_TEMPLATE, context)
