@@ -274,6 +274,11 @@ class ScenarioResult(models.Model):
     slot_states = models.JSONField(default=dict)
     # compiler.perturb.flips() against the scenario's base; null on the base row.
     flips = models.JSONField(null=True, blank=True)
+    # The variant's verdicts (inside `flips`) counted per proposition ("" for the variant as
+    # a whole) and kind, {"fact_00": {"expected": 1}, ...}, keys sorted: what the run's
+    # verdict summary adds up. Variants judged alike store the same value, so the summary
+    # groups by it and never reads `flips`. Null on a base and a variant without verdicts.
+    verdict_counts = models.JSONField(null=True, blank=True)
     # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
     expectation_failures = models.JSONField(default=list, blank=True)
 

@@ -2,14 +2,18 @@
 propositions × perturbation kinds, each cell the count of violations, findings and expected
 — its legend, and the corpus-derived findings of the run's corpora.
 
-The summary reads only the stored `flips` JSON of the run's variant rows (which carries each
-variant's `verdicts`), in one query, whatever the number of scenarios."""
+The summary adds up the variants' stored `verdict_counts` (written with each result row,
+`scenarios.result_rows.verdict_counts`) in one grouped query, whatever the number of
+scenarios; it never reads the `flips` JSON the verdicts themselves are kept in."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import Count, Min
+from django.db.models.fields.json import KT
 
 from compiler.relations import EXPECTED, FINDING, RELATIONS, VIOLATION, corpus_findings
 from contracts.documents import ContractInvalid, compiled_contract
@@ -91,21 +95,24 @@ class VerdictSummary:
 
 
 def verdict_summary(*, run: SuiteRun, propositions: list[str] | None = None) -> VerdictSummary:
-    """Counts of each verdict kind per proposition and perturbation kind: one query (two
-    without `propositions`, the run's contract's keys in order)."""
+    """Counts of each verdict kind per proposition and perturbation kind: one grouped query
+    over the variants' stored `verdict_counts` (two without `propositions`, the run's
+    contract's keys in order). Variants judged alike store the same counts, so the groups
+    are few whatever the number of scenarios, and no `flips` is read."""
     propositions = propositions if propositions is not None else run_propositions(run)
     counts: dict[tuple[str, str], Counter[str]] = {}
-    operators: list[str] = []
     totals: Counter[str] = Counter()
-    rows = run.results.exclude(perturbation="").values_list("perturbation_args", "flips")
-    for args, flips in rows.iterator():
-        operator = (args or {}).get("operator", "")
-        if operator not in operators:
-            operators.append(operator)
-        for verdict in (flips or {}).get("verdicts", []):
-            key = (verdict["proposition"] or WHOLE_VARIANT, operator)
-            counts.setdefault(key, Counter())[verdict["kind"]] += 1
-            totals[verdict["kind"]] += 1
+    first_seen: dict[str, int] = {}
+    for operator, stored, variants, first in _verdict_groups(run):
+        operator = operator or ""
+        first_seen[operator] = min(first, first_seen.get(operator, first))
+        for proposition, kinds in (stored or {}).items():
+            cell = counts.setdefault((proposition, operator), Counter())
+            for kind, count in kinds.items():
+                cell[kind] += count * variants
+                totals[kind] += count * variants
+    # Known operators in the relations' order; any other after them, as first met in the run.
+    operators = sorted(first_seen, key=first_seen.__getitem__)
     order = list(RELATIONS)
     operators.sort(key=lambda op: order.index(op) if op in order else len(order))
     keys = [*propositions, WHOLE_VARIANT]
@@ -125,6 +132,16 @@ def verdict_summary(*, run: SuiteRun, propositions: list[str] | None = None) -> 
         columns=[Column(op) for op in operators],
         rows=table,
         totals={k: totals[k] for k in KINDS},
+    )
+
+
+def _verdict_groups(run: SuiteRun) -> Any:
+    """(operator, verdict counts, variants, first position) per distinct pair of the run."""
+    return (
+        run.results.exclude(perturbation="")
+        .values_list(KT("perturbation_args__operator"), "verdict_counts")
+        .annotate(variants=Count("pk"), first=Min("position"))
+        .order_by()
     )
 
 
