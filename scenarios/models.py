@@ -177,6 +177,9 @@ class SuiteRun(models.Model):
     weak_classes = models.JSONField(default=list, blank=True)
     # Totals once finished: scenarios, perturbations, compiles, failures, flips, seconds.
     summary = models.JSONField(default=dict, blank=True)
+    # A finished run's rows grouped as its pages add them up (scenarios.run_groups), stored
+    # when it finishes: {"verdicts": [...], "states": [...]}; empty until then.
+    groups = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(

@@ -9,10 +9,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Subquery
+from django.db.models import Subquery
 
 from contracts.documents import contract_document
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun
+from scenarios.run_groups import state_groups
 
 
 @dataclass
@@ -235,18 +236,17 @@ def run_totals(run: SuiteRun) -> dict[str, int]:
 
 
 def coverage_matrix(*, run: SuiteRun) -> Matrix:
-    """The run's coverage (`Matrix.coverage`, `Matrix.never`) without its rows: the database
-    groups the rows by their stored slot states (compiles that end alike store the same
-    value, so the groups are few) and each distinct value is counted once, in one query
-    whatever the number of compiles. A row without a proposition shows it "missing"."""
+    """The run's coverage (`Matrix.coverage`, `Matrix.never`) without its rows, added up from
+    the rows grouped by their stored slot states (`scenarios.run_groups`: kept on a finished
+    run, else one grouped query; compiles that end alike store the same value, so the groups
+    are few). A row without a proposition, or with a state outside `SLOT_STATES`, counts it
+    "missing"."""
     propositions = run_propositions(run)
     seen: Counter[tuple[str, str]] = Counter()
-    groups = run.results.values_list("slot_states").annotate(rows=Count("pk")).order_by()
-    for states, rows in groups:
-        states = states or {}
+    for states, rows in state_groups(run):
         for key, state in states.items():
             seen[(key, state)] += rows
-        for key in propositions:  # absent, or a state the page has no column for
+        for key in propositions:
             if states.get(key) not in SLOT_STATES:
                 seen[(key, "missing")] += rows
     return Matrix(run=run, propositions=propositions, rows=[], totals=run_totals(run), seen=seen)

@@ -3,8 +3,9 @@ propositions × perturbation kinds, each cell the count of violations, findings 
 — its legend, and the corpus-derived findings of the run's corpora.
 
 The summary adds up the variants' stored `verdict_counts` (written with each result row,
-`scenarios.result_rows.verdict_counts`) in one grouped query, whatever the number of
-scenarios; it never reads the `flips` JSON the verdicts themselves are kept in."""
+`scenarios.result_rows.verdict_counts`), grouped (`scenarios.run_groups`: kept on a finished
+run, else one grouped query), whatever the number of scenarios; it never reads the `flips`
+JSON the verdicts themselves are kept in."""
 
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Min
-from django.db.models.fields.json import KT
-
 from compiler.relations import EXPECTED, FINDING, RELATIONS, VIOLATION, corpus_findings
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import SourceClass
 from scenarios.models import SuiteRun
+from scenarios.run_groups import verdict_groups
 
 from .matrix import run_propositions
 
@@ -95,16 +94,15 @@ class VerdictSummary:
 
 
 def verdict_summary(*, run: SuiteRun, propositions: list[str] | None = None) -> VerdictSummary:
-    """Counts of each verdict kind per proposition and perturbation kind: one grouped query
-    over the variants' stored `verdict_counts` (two without `propositions`, the run's
-    contract's keys in order). Variants judged alike store the same counts, so the groups
-    are few whatever the number of scenarios, and no `flips` is read."""
+    """Counts of each verdict kind per proposition and perturbation kind, added up from the
+    variants grouped by their stored `verdict_counts` (`scenarios.run_groups`): a finished
+    run keeps its groups, any other is one grouped query; one more without `propositions`
+    (the run's contract's keys, in order). No `flips` is read."""
     propositions = propositions if propositions is not None else run_propositions(run)
     counts: dict[tuple[str, str], Counter[str]] = {}
     totals: Counter[str] = Counter()
     first_seen: dict[str, int] = {}
-    for operator, stored, variants, first in _verdict_groups(run):
-        operator = operator or ""
+    for operator, stored, variants, first in verdict_groups(run):
         first_seen[operator] = min(first, first_seen.get(operator, first))
         for proposition, kinds in (stored or {}).items():
             cell = counts.setdefault((proposition, operator), Counter())
@@ -132,16 +130,6 @@ def verdict_summary(*, run: SuiteRun, propositions: list[str] | None = None) -> 
         columns=[Column(op) for op in operators],
         rows=table,
         totals={k: totals[k] for k in KINDS},
-    )
-
-
-def _verdict_groups(run: SuiteRun) -> Any:
-    """(operator, verdict counts, variants, first position) per distinct pair of the run."""
-    return (
-        run.results.exclude(perturbation="")
-        .values_list(KT("perturbation_args__operator"), "verdict_counts")
-        .annotate(variants=Count("pk"), first=Min("position"))
-        .order_by()
     )
 
 

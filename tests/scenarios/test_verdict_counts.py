@@ -1,7 +1,8 @@
-"""Each variant stores its verdicts counted per proposition and kind (`verdict_counts`), and
-the run's verdict summary adds those up instead of reading every `flips`: the stored counts,
-the migration's backfill of rows stored before them, and the summary built from them give
-exactly what counting the verdicts in `flips` gives."""
+"""Each variant stores its verdicts counted per proposition and kind (`verdict_counts`), a
+finished run keeps its rows grouped by them (`SuiteRun.groups`), and the run's verdict
+summary adds those up instead of reading every `flips`: the stored counts, the migration's
+backfill of rows and runs stored before them, and the summary built from either the kept
+groups or a grouped query give exactly what counting the verdicts in `flips` gives."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from django.test.utils import CaptureQueriesContext
 from compiler.relations import RELATIONS
 from contracts.models import ContractVersion
 from publishing import demo as publishing_demo
-from scenarios import demo, selectors, services
-from scenarios.models import ScenarioResult
+from scenarios import demo, run_groups, selectors, services
+from scenarios.models import ScenarioResult, SuiteRun
 
 pytestmark = pytest.mark.django_db
 
-backfill = importlib.import_module("scenarios.migrations.0009_result_verdict_counts")
+backfill = importlib.import_module("scenarios.migrations.0009_verdict_counts_and_run_groups")
 
 
 @pytest.fixture
@@ -107,19 +108,36 @@ def test_the_summary_is_the_count_of_the_stored_verdicts(run):
     assert_summary_is_the_recount(run)
 
 
-def test_the_summary_does_not_read_the_flips(run):
+def test_a_finished_run_keeps_its_groups_and_its_pages_read_no_row(run):
+    assert run.groups == run_groups.run_groups(run)
+    propositions = selectors.run_propositions(run)
+    with CaptureQueriesContext(connection) as queries:
+        selectors.verdict_summary(run=run, propositions=propositions)
+        selectors.coverage_matrix(run=run)
+    assert not any(ScenarioResult._meta.db_table in q["sql"] for q in queries.captured_queries)
+
+
+def test_without_kept_groups_the_summary_is_one_query_that_reads_no_flips(run):
+    SuiteRun.objects.filter(pk=run.pk).update(groups={})
+    run.refresh_from_db()
     propositions = selectors.run_propositions(run)
     with CaptureQueriesContext(connection) as queries:
         selectors.verdict_summary(run=run, propositions=propositions)
     (query,) = queries.captured_queries
     assert "flips" not in query["sql"] and "verdict_counts" in query["sql"]
+    assert_summary_is_the_recount(run)
 
 
-def test_the_migration_backfills_rows_stored_before_the_counts(run):
+def test_the_migration_backfills_rows_and_runs_stored_before_the_counts(run):
     stored = dict(run.results.values_list("pk", "verdict_counts"))
+    groups = run.groups
     ScenarioResult.objects.update(verdict_counts=None)
+    SuiteRun.objects.update(groups={})
     backfill.backfill_verdict_counts(apps, None)
+    backfill.store_finished_runs_groups(apps, None)
     assert dict(run.results.values_list("pk", "verdict_counts")) == stored
+    run.refresh_from_db()
+    assert run.groups == groups
     assert_summary_is_the_recount(run)
 
 
@@ -130,8 +148,11 @@ def test_variants_stored_without_verdicts_still_have_their_column(run):
         result.flips = {"slots": result.flips["slots"]}
         result.verdict_counts = None
         result.save(update_fields=["flips", "verdict_counts"])
+    SuiteRun.objects.update(groups={})
     backfill.backfill_verdict_counts(apps, None)
+    backfill.store_finished_runs_groups(apps, None)
     assert not run.results.filter(verdict_counts__isnull=False).exists()
+    run.refresh_from_db()
     cells, totals, operators = summarised(run)
     assert operators == recounted(run)[2] and operators
     assert not any(totals.values()) and not any(any(c.values()) for c in cells.values())
