@@ -177,6 +177,9 @@ class SuiteRun(models.Model):
     weak_classes = models.JSONField(default=list, blank=True)
     # Totals once finished: scenarios, perturbations, compiles, failures, flips, seconds.
     summary = models.JSONField(default=dict, blank=True)
+    # A finished run's rows grouped as its pages add them up (scenarios.run_groups), stored
+    # when it finishes: {"verdicts": [...], "states": [...]}; empty until then.
+    groups = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     task_id = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(
@@ -274,6 +277,11 @@ class ScenarioResult(models.Model):
     slot_states = models.JSONField(default=dict)
     # compiler.perturb.flips() against the scenario's base; null on the base row.
     flips = models.JSONField(null=True, blank=True)
+    # The variant's verdicts (inside `flips`) counted per proposition ("" for the variant as
+    # a whole) and kind, {"fact_00": {"expected": 1}, ...}, keys sorted: what the run's
+    # verdict summary adds up. Variants judged alike store the same value, so the summary
+    # groups by it and never reads `flips`. Null on a base and a variant without verdicts.
+    verdict_counts = models.JSONField(null=True, blank=True)
     # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
     expectation_failures = models.JSONField(default=list, blank=True)
 

@@ -28,8 +28,19 @@ ROW_DEFAULTS: dict[str, Any] = {
     "perturbation_args": None,
     "plan_id": "",
     "flips": None,
+    "verdict_counts": None,
     "expectation_failures": [],
 }
+
+
+def verdict_counts(flips: dict[str, Any] | None) -> dict[str, dict[str, int]] | None:
+    """A variant's verdicts counted per proposition ("" for the variant as a whole) and kind,
+    keys sorted (the stored `ScenarioResult.verdict_counts`); None without verdicts."""
+    counts: dict[str, dict[str, int]] = {}
+    for verdict in (flips or {}).get("verdicts", []):
+        kinds = counts.setdefault(verdict["proposition"] or "", {})
+        kinds[verdict["kind"]] = kinds.get(verdict["kind"], 0) + 1
+    return {key: dict(sorted(counts[key].items())) for key in sorted(counts)} or None
 
 
 def _scenario_rows(
@@ -70,6 +81,7 @@ def _scenario_rows(
                 "output_json": variant.output_json,
                 "slot_states": variant.slot_states,
                 "flips": variant.flips,
+                "verdict_counts": verdict_counts(variant.flips),
             }
         )
     return rows

@@ -35,6 +35,7 @@ from .result_rows import (  # the rows a run stores (tests patch them here)
     _corpus_models,
     _scenario_rows,
 )
+from .run_groups import run_groups
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +138,11 @@ def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
     summary["compiles_per_second"] = (
         round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
     )
-    claim.update(0, status=SuiteRun.Status.FINISHED, finished_at=finished_at, summary=summary)
+    # Its rows change no more: what its pages add up is grouped once, here (run_groups).
+    groups = run_groups(run)
+    claim.update(
+        0, status=SuiteRun.Status.FINISHED, finished_at=finished_at, summary=summary, groups=groups
+    )
     audit_record(
         actor=None,
         action=Action.RUN_FINISHED,

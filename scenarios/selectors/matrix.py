@@ -9,11 +9,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
 from django.db.models import Subquery
 
 from contracts.documents import contract_document
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun
+from scenarios.run_groups import state_groups
 
 
 @dataclass
@@ -236,24 +236,17 @@ def run_totals(run: SuiteRun) -> dict[str, int]:
 
 
 def coverage_matrix(*, run: SuiteRun) -> Matrix:
-    """The run's coverage (`Matrix.coverage`, `Matrix.never`) without its rows: the database
-    counts each (proposition, state) pair of the rows' slot states (`json_each`, or
-    `jsonb_each_text` on PostgreSQL), so a 100,000-compile run is one grouped query."""
+    """The run's coverage (`Matrix.coverage`, `Matrix.never`) without its rows, added up from
+    the rows grouped by their stored slot states (`scenarios.run_groups`: kept on a finished
+    run, else one grouped query; compiles that end alike store the same value, so the groups
+    are few). A row without a proposition, or with a state outside `SLOT_STATES`, counts it
+    "missing"."""
     propositions = run_propositions(run)
-    table = connection.ops.quote_name(ScenarioResult._meta.db_table)
-    each = "jsonb_each_text" if connection.vendor == "postgresql" else "json_each"
-    sql = (
-        f"SELECT s.key, s.value, COUNT(*) FROM {table} r, {each}(r.slot_states) s "
-        "WHERE r.run_id = %s GROUP BY s.key, s.value"
-    )
     seen: Counter[tuple[str, str]] = Counter()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [run.pk])
-        for key, state, count in cursor.fetchall():
-            seen[(key, state)] += count
-    rows = run.results.count()
-    for key in propositions:  # a row without the proposition shows it "missing"
-        missing = rows - sum(seen[(key, state)] for state in SLOT_STATES)
-        if missing:
-            seen[(key, "missing")] += missing
+    for states, rows in state_groups(run):
+        for key, state in states.items():
+            seen[(key, state)] += rows
+        for key in propositions:
+            if states.get(key) not in SLOT_STATES:
+                seen[(key, "missing")] += rows
     return Matrix(run=run, propositions=propositions, rows=[], totals=run_totals(run), seen=seen)

@@ -2,8 +2,10 @@
 propositions × perturbation kinds, each cell the count of violations, findings and expected
 — its legend, and the corpus-derived findings of the run's corpora.
 
-The summary reads only the stored `flips` JSON of the run's variant rows (which carries each
-variant's `verdicts`), in one query, whatever the number of scenarios."""
+The summary adds up the variants' stored `verdict_counts` (written with each result row,
+`scenarios.result_rows.verdict_counts`), grouped (`scenarios.run_groups`: kept on a finished
+run, else one grouped query), whatever the number of scenarios; it never reads the `flips`
+JSON the verdicts themselves are kept in."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from compiler.relations import EXPECTED, FINDING, RELATIONS, VIOLATION, corpus_f
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import SourceClass
 from scenarios.models import SuiteRun
+from scenarios.run_groups import verdict_groups
 
 from .matrix import run_propositions
 
@@ -91,21 +94,23 @@ class VerdictSummary:
 
 
 def verdict_summary(*, run: SuiteRun, propositions: list[str] | None = None) -> VerdictSummary:
-    """Counts of each verdict kind per proposition and perturbation kind: one query (two
-    without `propositions`, the run's contract's keys in order)."""
+    """Counts of each verdict kind per proposition and perturbation kind, added up from the
+    variants grouped by their stored `verdict_counts` (`scenarios.run_groups`): a finished
+    run keeps its groups, any other is one grouped query; one more without `propositions`
+    (the run's contract's keys, in order). No `flips` is read."""
     propositions = propositions if propositions is not None else run_propositions(run)
     counts: dict[tuple[str, str], Counter[str]] = {}
-    operators: list[str] = []
     totals: Counter[str] = Counter()
-    rows = run.results.exclude(perturbation="").values_list("perturbation_args", "flips")
-    for args, flips in rows.iterator():
-        operator = (args or {}).get("operator", "")
-        if operator not in operators:
-            operators.append(operator)
-        for verdict in (flips or {}).get("verdicts", []):
-            key = (verdict["proposition"] or WHOLE_VARIANT, operator)
-            counts.setdefault(key, Counter())[verdict["kind"]] += 1
-            totals[verdict["kind"]] += 1
+    first_seen: dict[str, int] = {}
+    for operator, stored, variants, first in verdict_groups(run):
+        first_seen[operator] = min(first, first_seen.get(operator, first))
+        for proposition, kinds in (stored or {}).items():
+            cell = counts.setdefault((proposition, operator), Counter())
+            for kind, count in kinds.items():
+                cell[kind] += count * variants
+                totals[kind] += count * variants
+    # Known operators in the relations' order; any other after them, as first met in the run.
+    operators = sorted(first_seen, key=first_seen.__getitem__)
     order = list(RELATIONS)
     operators.sort(key=lambda op: order.index(op) if op in order else len(order))
     keys = [*propositions, WHOLE_VARIANT]

@@ -90,6 +90,9 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         matrix = selectors.flip_matrix(run=run, only_flips=only_flips, kinds=kinds, page=page)
     if matrix is not None:
         _link_cells(matrix, key)
+    # The next page's rows (htmx, when the last row is revealed) come as the `rows` partial,
+    # which shows no verdict summary (a plain request for them gets the whole page).
+    fragment = "rows" if partial == "rows" and matrix is not None else "matrix"
     context: dict[str, Any] = {
         "decision_type": run.decision_type,
         "run": run,
@@ -98,14 +101,12 @@ def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         "matrix": matrix,
         "summary": (
             selectors.verdict_summary(run=run, propositions=matrix.propositions)
-            if matrix is not None
+            if matrix is not None and not (request.htmx and fragment == "rows")
             else None
         ),
         "page_size": selectors.MATRIX_PAGE_SCENARIOS,
         **_page_links(request, matrix),
     }
-    # The next page's rows (htmx, when the last row is revealed) come as the `rows` partial.
-    fragment = "rows" if partial == "rows" and matrix is not None else "matrix"
     template = _template(request, "run", "run" if polling else fragment)
     # A poll is answered with the whole run section, which polls again only while the run
     # is active; once it is over, 286 also tells htmx to stop, and the result is swapped in
