@@ -189,9 +189,10 @@ def sweep_scenario(
     )
     (base_in, base_out, base_ms, base_result, base_plan, base_json), *variants = seen
     assert base_out is not None
+    # The sweep's report already holds the base's slot states (`slot_states(base, document)`).
     result = Sweep(
         base=Compiled(
-            None, base_in, base_out, base_ms, slot_states(base_out, document),
+            None, base_in, base_out, base_ms, report["base"]["slots"],
             result=base_result, plan_id=base_plan, output_json=base_json,
         )
     )  # fmt: skip
