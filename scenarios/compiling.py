@@ -96,11 +96,14 @@ def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
     exactly as hashing its JSON would, without serialising it again (with 50 contaminants it
     is the largest document of a run).
     """
-    spec = json.dumps(
-        [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]],
-        sort_keys=True,
+    spec = _SORTED_JSON.encode(
+        [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]]
     )
     return hashlib.sha256(spec.encode()).hexdigest()
+
+
+# `json.dumps(value, sort_keys=True)`, whose every call builds a new encoder: made once.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
 
 
 @dataclass
