@@ -96,11 +96,14 @@ def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
     exactly as hashing its JSON would, without serialising it again (with 50 contaminants it
     is the largest document of a run).
     """
-    spec = json.dumps(
-        [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]],
-        sort_keys=True,
+    spec = _SORTED_JSON.encode(
+        [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]]
     )
     return hashlib.sha256(spec.encode()).hexdigest()
+
+
+# `json.dumps(value, sort_keys=True)`, whose every call builds a new encoder: made once.
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
 
 
 @dataclass
@@ -189,9 +192,10 @@ def sweep_scenario(
     )
     (base_in, base_out, base_ms, base_result, base_plan, base_json), *variants = seen
     assert base_out is not None
+    # The sweep's report already holds the base's slot states (`slot_states(base, document)`).
     result = Sweep(
         base=Compiled(
-            None, base_in, base_out, base_ms, slot_states(base_out, document),
+            None, base_in, base_out, base_ms, report["base"]["slots"],
             result=base_result, plan_id=base_plan, output_json=base_json,
         )
     )  # fmt: skip

@@ -25,7 +25,8 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from contracts.documents import ContractInvalid, compiled_contract, document_sha256
+from compiler.attest import contract_sha256 as remembered_contract_sha256
+from contracts.documents import ContractInvalid, compiled_contract
 from contracts.services import audit_record
 
 from .audit import Action
@@ -241,7 +242,10 @@ def _compile_chunk(
     (the last batch is left for the caller to commit with the outcome); the chunk's totals
     and the contract's sha256."""
     contract = compiled_contract(run.version)  # ContractInvalid fails the run
-    contract_sha256 = document_sha256(contract.model_dump(mode="json"))
+    # `document_sha256` of the contract's JSON, which is what the compiler hashes into every
+    # output; asking the compiler remembers it for this contract object, so the chunk's first
+    # compile does not serialise and hash the same contract a second time.
+    contract_sha256 = remembered_contract_sha256(contract)
     scenarios = Scenario.objects.filter(decision_type=run.decision_type).select_related(
         "decision_type"
     )
@@ -311,14 +315,16 @@ class _ResultWriter:
         return self.adapt_json(value, None) if is_json and value is not None else value
 
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
-        prepare, defaults = self._prepare, self.defaults
-        for row in rows:
-            self.pending.append(
-                tuple(
+        prepare, defaults, columns = self._prepare, self.defaults, self.columns
+        self.pending += [
+            tuple(
+                [
                     prepare(row[name], is_json) if name in row else defaults[name]
-                    for name, is_json in self.columns
-                )
+                    for name, is_json in columns
+                ]
             )
+            for row in rows
+        ]
 
     def flush(self) -> None:
         with connection.cursor() as cursor:

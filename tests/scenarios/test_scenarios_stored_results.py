@@ -1,0 +1,52 @@
+"""A suite run stores what the compiler produces: every stored row of a run, compared with the
+same scenario compiled here straight through the compiler, with no workbench code between."""
+
+from __future__ import annotations
+
+import hashlib
+
+from compiler import compile_input, load_input
+from compiler.perturb import Perturbation, sweep
+from contracts.documents import compiled_contract, compiler_json, document_sha256
+from scenarios import services
+
+
+def test_a_run_stores_exactly_what_the_compiler_produces(owner, draft, corpus, scenario):
+    run = services.run_start(actor=owner, version=draft, background=False)
+    contract = compiler_json(compiled_contract(draft))
+    document = load_input(
+        {
+            "request": scenario.request_document(),
+            "contract": contract,
+            "directory": corpus.directory,
+            "candidates": [c.data for c in corpus.candidates.order_by("position", "id")],
+        }
+    )
+    report = sweep(document, weak_classes=run.weak_classes)
+    base, *variants = run.results.order_by("position")
+
+    assert run.contract_sha256 == document_sha256(contract)
+    assert base.perturbation == "" and base.flips is None
+    assert base.output == compile_input(document).to_json()
+    assert base.input_sha256 == hashlib.sha256(document.model_dump_json().encode()).hexdigest()
+    assert (base.result, base.slot_states) == (report["base"]["result"], report["base"]["slots"])
+    assert base.plan_id == report["base"]["plan_id"]
+    assert base.expectation_failures == report["expectation_failures"] == []
+
+    assert [v.perturbation for v in variants] == [p["name"] for p in report["perturbations"]]
+    for row, expected in zip(variants, report["perturbations"], strict=True):
+        perturbation = Perturbation.from_json(expected)
+        assert row.perturbation_args == perturbation.to_json()
+        assert row.output == compile_input(perturbation.apply(document)).to_json()
+        assert (row.result, row.plan_id) == (expected["result"], row.output["plan_id"] or "")
+        assert row.slot_states == expected["slots"]
+        assert row.flips == {
+            **expected["flips"],
+            "label": expected["label"],
+            "verdict": expected["verdict"],
+            "verdicts": expected["verdicts"],
+        }
+        assert row.expectation_failures == []
+    assert len({r.input_sha256 for r in [base, *variants]}) == 1 + len(variants)
+    assert run.summary["compiles"] == 1 + report["totals"]["perturbations"]
+    assert run.summary["flipped_slots"] == report["totals"]["flipped_slots"]
