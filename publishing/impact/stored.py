@@ -214,15 +214,11 @@ def report_requeue_if_stale(*, report_id: int) -> StoredImpactReport | None:
 
 
 def _stale() -> QuerySet[StoredImpactReport]:
-    cutoff = timezone.now() - dt.timedelta(seconds=_setting("IMPACT_REPORT_STALE_SECONDS", 60))
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.IMPACT_REPORT_STALE_SECONDS)
     return StoredImpactReport.objects.filter(
         Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True),
         status=StoredImpactReport.Status.COMPUTING,
     )
-
-
-def _setting(name: str, default: float) -> float:
-    return float(getattr(settings, name, default))
 
 
 def _clock(moment: dt.datetime | None) -> str:
@@ -280,7 +276,7 @@ def report_compute(*, version_id: int) -> StoredImpactReport | None:
         stored.refresh_from_db()
         return stored
     beating = heartbeat.every(
-        _setting("IMPACT_REPORT_HEARTBEAT_SECONDS", 10),
+        settings.IMPACT_REPORT_HEARTBEAT_SECONDS,
         lambda: _write(stored.pk, attempt, heartbeat_at=timezone.now()),
         name="impact-report-heartbeat",
     )
