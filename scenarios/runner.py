@@ -117,15 +117,16 @@ def chunk_execute(
     try:
         totals, contract_sha256 = _compile_chunk(run, chunk, writer, claim)
         # The last results land with the chunk's outcome (and the run's, if it is the last):
-        # one commit, one disk sync. The rows and the chunk first; the run's row last, since
-        # every worker's chunk updates it: its lock (which also makes the last chunk's
-        # finishing check see every other chunk's outcome) is held only until the commit.
+        # one commit, one disk sync. The rows first, then the run's row (which every
+        # worker's chunk updates: its lock, which also makes the last chunk's finishing check
+        # see every other chunk's outcome, is held only from there to the commit) and the
+        # chunk's, in the order a requeue locks them.
         with transaction.atomic():
             writer.flush()
-            SuiteRunChunk.objects.filter(pk=chunk.pk).update(
-                status=SuiteRunChunk.Status.FINISHED, done=chunk.count, totals=totals
-            )
             claim.update(chunk.count - claim.committed, contract_sha256=contract_sha256)
+            SuiteRunChunk.objects.filter(pk=chunk.pk).update(
+                status=SuiteRunChunk.Status.FINISHED, totals=totals
+            )
             _finish_if_last(run, claim)
     except RunSuperseded:
         logger.warning("Run %s was requeued while this worker ran it; leaving it.", run.pk)
@@ -203,19 +204,19 @@ class _RunClaim:
         self.committed = chunk.done  # the chunk's scenarios counted into the run's `done`
 
     def update(self, done: int, **fields: Any) -> None:
-        """`done`: scenarios stored since the last write. The run's row is written last, so
-        a caller's transaction holds its lock (contended by every worker of the run) as
-        briefly as it can."""
+        """`done`: scenarios stored since the last write. The run's row, then the chunk's
+        (the order `run_requeue_if_stale` locks them in); a caller writes its result rows
+        before, so the run's row lock (every worker of the run takes it) is held briefly."""
         now = timezone.now()
         with transaction.atomic(savepoint=False):  # both rows or neither
-            SuiteRunChunk.objects.filter(pk=self.chunk).update(
-                done=self.committed + done, heartbeat_at=now
-            )
             updated = SuiteRun.objects.filter(
                 pk=self.pk, requeues=self.attempt, status=SuiteRun.Status.RUNNING
             ).update(heartbeat_at=now, done=F("done") + done, **fields)
             if not updated:
                 raise RunSuperseded(self.pk)
+            SuiteRunChunk.objects.filter(pk=self.chunk).update(
+                done=self.committed + done, heartbeat_at=now
+            )
         self.committed += done
 
     def commit(self, writer: _ResultWriter, done: int, **fields: Any) -> None:
