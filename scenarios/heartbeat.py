@@ -13,10 +13,12 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connections
+from django.dispatch import Signal
 from django.utils import timezone
 
 from .models import WorkerHeartbeat
@@ -45,17 +47,30 @@ def start() -> threading.Event:
     worker = worker_name()
     WorkerHeartbeat.objects.filter(seen_at__lt=timezone.now() - PRUNE_AFTER).delete()
     beat(worker)
-    stop = threading.Event()
     interval = float(getattr(settings, "WORKER_HEARTBEAT_SECONDS", 10))
+    return every(interval, lambda: beat(worker), name="worker-heartbeat")
+
+
+def every(interval: float, write: Callable[[], object], *, name: str) -> threading.Event:
+    """Call `write` every `interval` seconds in a daemon thread (its own database connection,
+    closed after each call, so no connection outlives a beat) until the returned event is
+    set. A database error is logged, and the next beat tries again."""
+    stop = threading.Event()
 
     def loop() -> None:
         while not stop.wait(interval):
             try:
-                beat(worker)
+                write()
             except DatabaseError:
-                logger.exception("The worker heartbeat could not be written")
+                logger.exception("The %s could not be written", name.replace("-", " "))
             finally:
                 connections.close_all()
 
-    threading.Thread(target=loop, name="worker-heartbeat", daemon=True).start()
+    threading.Thread(target=loop, name=name, daemon=True).start()
     return stop
+
+
+# Sent by `manage.py db_worker` as it starts, before it takes a task: what each app recovers
+# from a worker that stopped (suite runs are requeued by the command itself; the impact
+# report, a layer above, connects here).
+worker_starting = Signal()

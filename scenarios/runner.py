@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +29,7 @@ from compiler.attest import contract_sha256 as remembered_contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.services import audit_record
 
+from . import stopping
 from .audit import Action
 from .models import Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
@@ -63,20 +64,35 @@ def chunk_scenarios() -> int:
     return settings.SUITE_RUN_CHUNK_SCENARIOS
 
 
-def run_execute(*, run_id: int) -> SuiteRun:
+# Called, in the transaction that puts a chunk back in the queue, with the chunk's id: queues
+# a task for it (`tasks` passes its own `enqueue`; the runner imports no task).
+HandBack = Callable[[int], object]
+
+
+def run_execute(*, run_id: int, hand_back: HandBack | None = None) -> SuiteRun:
     """Compile every chunk of the run still queued, one after another, here: what
-    `services.run_start(..., background=False)` does (the worker takes one chunk a task)."""
+    `services.run_start(..., background=False)` does (the worker takes one chunk a task).
+    A worker asked to stop meanwhile hands the chunk in hand and the rest to `hand_back`."""
     chunks = SuiteRunChunk.objects.filter(run_id=run_id, status=SuiteRunChunk.Status.QUEUED)
     for pk in list(chunks.order_by("number").values_list("pk", flat=True)):
-        chunk_execute(chunk_id=pk)
+        if stopping.requested() and hand_back is not None:
+            hand_back(pk)  # still queued: a task of its own, for another worker
+            continue
+        chunk_execute(chunk_id=pk, hand_back=hand_back)
     return SuiteRun.objects.get(pk=run_id)
 
 
-def chunk_execute(*, chunk_id: int, worker: str = "") -> SuiteRun:
+def chunk_execute(
+    *, chunk_id: int, worker: str = "", hand_back: HandBack | None = None
+) -> SuiteRun:
     """Compile one chunk of a run, committing results, progress and a heartbeat about every
     `SUITE_RUN_HEARTBEAT_SECONDS` so the progress bar moves and a stopped worker shows; a
     requeued chunk resumes after its scenarios whose results are already stored. The last
-    chunk to finish finishes the run. The worker (or the immediate backend) calls this."""
+    chunk to finish finishes the run. The worker (or the immediate backend) calls this.
+
+    A worker asked to stop (`stopping.requested()`, SIGTERM) stops at its next commit and
+    gives the chunk back: queued again, resuming after what it stored, with a task from
+    `hand_back` in the same transaction, so another worker takes it at once."""
     chunk = SuiteRunChunk.objects.select_related("run").get(pk=chunk_id)
     run = chunk.run
     # Claim the run (the first chunk to start does) and the chunk: only a queued chunk of the
@@ -103,24 +119,53 @@ def chunk_execute(*, chunk_id: int, worker: str = "") -> SuiteRun:
     try:
         totals, contract_sha256 = _compile_chunk(run, chunk, writer, claim)
         # The last results land with the chunk's outcome (and the run's, if it is the last):
-        # one commit, one disk sync.
+        # one commit, one disk sync. The rows first, then the run's row (which every
+        # worker's chunk updates: its lock, which also makes the last chunk's finishing check
+        # see every other chunk's outcome, is held only from there to the commit) and the
+        # chunk's, in the order a requeue locks them.
         with transaction.atomic():
-            SuiteRun.objects.select_for_update().filter(pk=run.pk).first()  # one at a time
+            writer.flush()
             claim.update(chunk.count - claim.committed, contract_sha256=contract_sha256)
             SuiteRunChunk.objects.filter(pk=chunk.pk).update(
-                status=SuiteRunChunk.Status.FINISHED, done=chunk.count, totals=totals
+                status=SuiteRunChunk.Status.FINISHED, totals=totals
             )
-            writer.flush()
             _finish_if_last(run, claim)
     except RunSuperseded:
         logger.warning("Run %s was requeued while this worker ran it; leaving it.", run.pk)
+    except stopping.WorkerStopping:
+        _hand_back(claim, hand_back)
     except Exception as exc:  # the run records why it failed; the worker keeps going
         with contextlib.suppress(RunSuperseded):  # requeued meanwhile: not ours to fail
             claim.update(
                 0, status=SuiteRun.Status.FAILED, finished_at=timezone.now(), error=_describe(exc)
             )
+    except BaseException:
+        if stopping.requested():  # stopped at once (a second SIGTERM): give the chunk back
+            with contextlib.suppress(Exception):
+                _hand_back(claim, hand_back)
+        raise
     run.refresh_from_db()
     return run
+
+
+def _hand_back(claim: _RunClaim, hand_back: HandBack | None) -> None:
+    """The chunk, still this worker's, goes back to the queue with what it committed (its
+    `done`), and `hand_back` queues a task for it in the same transaction. Without
+    `hand_back` it stays running, for the heartbeat's requeue."""
+    if hand_back is None:
+        return
+    with transaction.atomic():
+        handed = SuiteRunChunk.objects.filter(
+            pk=claim.chunk,
+            status=SuiteRunChunk.Status.RUNNING,
+            attempt=claim.attempt,
+            run__requeues=claim.attempt,
+            run__status=SuiteRun.Status.RUNNING,
+        ).update(status=SuiteRunChunk.Status.QUEUED, claimed_by="")
+        if handed:
+            hand_back(claim.chunk)
+    if handed:
+        logger.info("Asked to stop: chunk %s of run %s handed back", claim.chunk, claim.pk)
 
 
 def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
@@ -165,17 +210,30 @@ class _RunClaim:
         self.committed = chunk.done  # the chunk's scenarios counted into the run's `done`
 
     def update(self, done: int, **fields: Any) -> None:
-        """`done`: scenarios stored since the last write."""
+        """`done`: scenarios stored since the last write. The run's row, then the chunk's
+        (the order `run_requeue_if_stale` locks them in); a caller writes its result rows
+        before, so the run's row lock (every worker of the run takes it) is held briefly."""
         now = timezone.now()
-        updated = SuiteRun.objects.filter(
-            pk=self.pk, requeues=self.attempt, status=SuiteRun.Status.RUNNING
-        ).update(heartbeat_at=now, done=F("done") + done, **fields)
-        if not updated:
-            raise RunSuperseded(self.pk)
-        if done:
-            self.committed += done
-            chunk = SuiteRunChunk.objects.filter(pk=self.chunk)
-            chunk.update(done=self.committed, heartbeat_at=now)
+        with transaction.atomic(savepoint=False):  # both rows or neither
+            updated = SuiteRun.objects.filter(
+                pk=self.pk, requeues=self.attempt, status=SuiteRun.Status.RUNNING
+            ).update(heartbeat_at=now, done=F("done") + done, **fields)
+            if not updated:
+                raise RunSuperseded(self.pk)
+            SuiteRunChunk.objects.filter(pk=self.chunk).update(
+                done=self.committed + done, heartbeat_at=now
+            )
+        self.committed += done
+
+    def commit(self, writer: _ResultWriter, done: int, **fields: Any) -> None:
+        """Commit the writer's rows with the progress they make (`done`: the chunk's
+        scenarios stored, in all). The rows first: a run requeued meanwhile rolls them back.
+        Then `stopping.WorkerStopping` if the worker was asked to stop."""
+        with transaction.atomic():
+            writer.flush()
+            self.update(done - self.committed, **fields)
+        if stopping.requested():
+            raise stopping.WorkerStopping
 
 
 def _describe(exc: Exception) -> str:
@@ -272,10 +330,7 @@ def _compile_chunk(
         # per scenario; the progress bar still moves.
         now = time.perf_counter()
         if done < len(mine) and now - last_flush >= interval:
-            with transaction.atomic():
-                # The run row first: a worker whose run was requeued writes nothing.
-                claim.update(done - claim.committed, contract_sha256=contract_sha256)
-                writer.flush()
+            claim.commit(writer, done, contract_sha256=contract_sha256)
             last_flush = now
         _add_totals(totals, rows)
     return totals, contract_sha256

@@ -5,6 +5,10 @@ task carries only the chunk's (or, for `execute_suite_run`, the run's) id; the r
 everything else, so a queued task stays valid however long it waits, and the page polls the
 row, not the task. The services
 enqueue it (`services.run_start`); it calls the runner, and imports nothing above it.
+
+A worker asked to stop (SIGTERM) while it runs a chunk commits what it compiled and hands
+the chunk back with a new task for it (`stopping`, `runner.chunk_execute`), so another
+worker resumes it at once instead of after the heartbeat's requeue.
 """
 
 from __future__ import annotations
@@ -15,13 +19,18 @@ from typing import Any
 
 from django.tasks import task
 
-from . import runner
+from . import runner, stopping
 
 
 @task
 def execute_run_chunk(chunk_id: int) -> dict[str, Any]:
-    run = runner.chunk_execute(chunk_id=chunk_id, worker=_worker_name())
+    with stopping.handing_back_on_signals():
+        run = runner.chunk_execute(chunk_id=chunk_id, worker=_worker_name(), hand_back=_requeue)
     return {"run": run.pk, "chunk": chunk_id, "status": run.status}
+
+
+def _requeue(chunk_id: int) -> None:
+    execute_run_chunk.enqueue(chunk_id)
 
 
 def _worker_name() -> str:
@@ -31,5 +40,6 @@ def _worker_name() -> str:
 @task
 def execute_suite_run(run_id: int) -> dict[str, Any]:
     """Every queued chunk of the run in one task (tasks queued before runs had chunks)."""
-    run = runner.run_execute(run_id=run_id)
+    with stopping.handing_back_on_signals():
+        run = runner.run_execute(run_id=run_id, hand_back=_requeue)
     return {"run": run.pk, "status": run.status, "summary": run.summary}

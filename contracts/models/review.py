@@ -158,7 +158,8 @@ class StoredImpactReport(models.Model):
     `document` and `report_sha256` are exactly what `publishing.impact.impact_report` gives."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Being computed"
+        PENDING = "pending", "Waiting for a worker"
+        COMPUTING = "computing", "Being computed"
         READY = "ready", "Ready"
         FAILED = "failed", "Failed"
 
@@ -169,9 +170,16 @@ class StoredImpactReport(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     document = models.JSONField(null=True, blank=True)
     report_sha256 = models.CharField(max_length=64, blank=True)
-    error = models.TextField(blank=True)
+    error = models.TextField(blank=True)  # why the last attempt failed, if one did
     requested_at = models.DateTimeField(auto_now_add=True)
     computed_at = models.DateTimeField(null=True, blank=True)
+    # The computing worker's sign of life, as a suite run's: written as it starts and then
+    # every IMPACT_REPORT_HEARTBEAT_SECONDS; a report computing with an older heartbeat than
+    # IMPACT_REPORT_STALE_SECONDS lost its worker and is queued again (or failed).
+    started_at = models.DateTimeField(null=True, blank=True)  # of the current attempt
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)  # times a worker started it
+    requeued_at = models.DateTimeField(null=True, blank=True)  # last queued again after a stop
 
     class Meta:
         constraints = [

@@ -31,12 +31,17 @@ from .contract_changes import POLICY_WORDS, contract_changes
 from .report import FORMAT, ImpactReport, baseline_version, impact_report
 from .sentences import STATE_WORDS
 from .stored import (
+    MAX_ATTEMPTS,
     REPORT_FAILED,
     REPORT_PENDING,
+    REPORT_STOPPED,
     inputs_sha256,
     ready_report,
     report_ensure,
     report_request,
+    report_requeue_if_stale,
+    report_state,
+    reports_requeue_stale,
     stored_report,
 )
 from .sweeps import BASE, SWEEP_CACHE_SIZE
@@ -45,8 +50,10 @@ __all__ = [
     "BASE",
     "FORMAT",
     "POLICY_WORDS",
+    "MAX_ATTEMPTS",
     "REPORT_FAILED",
     "REPORT_PENDING",
+    "REPORT_STOPPED",
     "STATE_WORDS",
     "SWEEP_CACHE_SIZE",
     "ImpactReport",
@@ -57,5 +64,8 @@ __all__ = [
     "ready_report",
     "report_ensure",
     "report_request",
+    "report_requeue_if_stale",
+    "report_state",
+    "reports_requeue_stale",
     "stored_report",
 ]

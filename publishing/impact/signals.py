@@ -8,6 +8,9 @@ changes a justification of one of its violations. Each change queues the version
 transaction commits; the task itself hashes the inputs, so a change that alters nothing
 compiles nothing. Bulk writes (`bulk_create`, `update`) send no signal: the review page
 still asks for the report of the inputs it finds, so nothing stale is ever shown.
+
+And as a worker starts (`scenarios.heartbeat.worker_starting`), the reports a stopped worker
+left computing are queued again or failed (`stored.reports_requeue_stale`).
 """
 
 from __future__ import annotations
@@ -79,9 +82,25 @@ def _version_changed(sender: Any, instance: ContractVersion, **kwargs: Any) -> N
         _queue(instance.decision_type_id, exclude=instance.pk)
 
 
+def _worker_starting(sender: Any, stdout: Any = None, **kwargs: Any) -> None:
+    """A worker starts: reports a stopped worker left computing are queued again (or
+    failed), as its suite runs are."""
+    from .stored import report_state, reports_requeue_stale
+
+    for stored in reports_requeue_stale():
+        if stdout is not None:
+            stdout.write(
+                f"Impact report of version {stored.version_id}: {stored.status}. "
+                f"{report_state(stored)}"
+            )
+
+
 def connect() -> None:
     """Called once, from `PublishingConfig.ready`."""
+    from scenarios.heartbeat import worker_starting
     from scenarios.models import Corpus, CorpusCandidate, Scenario
+
+    worker_starting.connect(_worker_starting, dispatch_uid="impact-worker-starting")
 
     receivers = [
         (_scenario_changed, Scenario),

@@ -8,21 +8,34 @@ class, another version published: `signals.py`), and stored as a `StoredImpactRe
 (a few queries, no compile) and reads the report stored under that hash; when there is none
 yet it asks for one and says it is being computed. The stored document and its sha256 are
 exactly `impact_report(version)`'s, so approvals record the same hash as before.
+
+A report is `pending` (queued), then `computing` while a worker has it, then `ready` or
+`failed`. The computing worker beats on the row as a suite run's does (`heartbeat_at`); a
+report computing with a stale heartbeat lost its worker (killed, out of memory) and is queued
+again, or after `MAX_ATTEMPTS` starts failed with `REPORT_STOPPED`; the review pages look for
+that as they are viewed, and every worker as it starts. A failed attempt is tried again when
+the report is next asked for, up to `MAX_ATTEMPTS` in all. `report_state` says which of these
+a report is in, for the pages.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import hashlib
 import json
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from compiler import COMPILER_VERSION
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import ContractVersion, StoredImpactReport
+from scenarios import heartbeat, stopping
 
 from .report import FORMAT, ImpactReport, baseline_version, impact_report
 
@@ -34,6 +47,21 @@ REPORT_PENDING = (
     "ready, and the version can be approved then."
 )
 REPORT_FAILED = "The impact report of version {number} could not be computed: {error}"
+# What a report not ready yet is doing (report_state), and why a lost one was failed.
+REPORT_WAITING = "It is waiting for a worker (asked for at {time})."
+REPORT_COMPUTING = (
+    "A worker has been computing it since {time} (attempt {attempt} of {most}; last heard "
+    "from at {heartbeat})."
+)
+REPORT_REQUEUED = "Its worker stopped, so it was queued again at {time}."
+REPORT_RETRYING = "The last attempt failed ({error}); it is being tried again."
+REPORT_STOPPED = (
+    "The worker computing it stopped (no heartbeat since {heartbeat}) on attempt {attempts} "
+    "of {most}; it was not queued again. It is computed again when a scenario, a corpus, "
+    "the catalogue or the contract changes."
+)
+# Starts of a report by a worker (a failure or a lost worker each end one) before it fails.
+MAX_ATTEMPTS = 3
 
 
 def inputs_sha256(version: ContractVersion) -> str:
@@ -86,10 +114,11 @@ def _json(value: Any) -> bytes:
 
 def stored_report(version: ContractVersion) -> StoredImpactReport:
     """The stored report of the version's current inputs, asking for it (a task) when there
-    is none yet: its `status` says whether it is ready. No compile happens here."""
+    is none yet, and again when its worker was lost or an attempt failed (`report_request`):
+    its `status` says whether it is ready. No compile happens here."""
     inputs = inputs_sha256(version)
     stored = StoredImpactReport.objects.filter(version=version, inputs_sha256=inputs).first()
-    if stored is None:
+    if stored is None or stored.status != StoredImpactReport.Status.READY:
         stored = report_request(version=version, inputs=inputs)
     return stored
 
@@ -117,10 +146,10 @@ def report_ensure(version: ContractVersion) -> ImpactReport:
 
 def report_request(*, version: ContractVersion, inputs: str | None = None) -> StoredImpactReport:
     """Ask for the report of the version's inputs now: a pending row and the task, once (a
-    second request for the same inputs finds the row). With the immediate backend (tests)
-    the report is ready when this returns."""
-    from .tasks import compute_impact_report
-
+    second request for the same inputs finds the row). A report whose attempt failed is
+    queued again (once per failure, up to `MAX_ATTEMPTS` in all), one whose worker was lost
+    is recovered (`report_requeue_if_stale`). With the immediate backend (tests) the report
+    is ready when this returns."""
     inputs = inputs or inputs_sha256(version)
     try:
         with transaction.atomic():
@@ -130,25 +159,108 @@ def report_request(*, version: ContractVersion, inputs: str | None = None) -> St
     except IntegrityError:  # requested by someone else meanwhile
         stored = StoredImpactReport.objects.get(version=version, inputs_sha256=inputs)
         created = False
-    if created or stored.status == StoredImpactReport.Status.FAILED:
-        compute_impact_report.enqueue(version.pk)
-        stored.refresh_from_db()
+    reports = StoredImpactReport.objects.filter(pk=stored.pk)
+    if created:
+        _enqueue(version.pk)
+    elif stored.status == StoredImpactReport.Status.FAILED and stored.attempts < MAX_ATTEMPTS:
+        with transaction.atomic():  # one request of several queues the retry
+            if reports.filter(status=StoredImpactReport.Status.FAILED).update(
+                status=StoredImpactReport.Status.PENDING
+            ):
+                _enqueue(version.pk)
+    elif stored.status == StoredImpactReport.Status.COMPUTING:
+        report_requeue_if_stale(report_id=stored.pk)
+    stored.refresh_from_db()
     return stored
+
+
+def _enqueue(version_id: int) -> None:
+    from .tasks import compute_impact_report
+
+    compute_impact_report.enqueue(version_id)
+
+
+def reports_requeue_stale() -> list[StoredImpactReport]:
+    """Recover every report whose worker stopped (`report_requeue_if_stale`); each worker
+    does this as it starts. The reports queued again or failed."""
+    stale = _stale().values_list("pk", flat=True)
+    recovered = (report_requeue_if_stale(report_id=pk) for pk in stale)
+    return [report for report in recovered if report is not None]
+
+
+def report_requeue_if_stale(*, report_id: int) -> StoredImpactReport | None:
+    """If the report is computing but its heartbeat is older than
+    `IMPACT_REPORT_STALE_SECONDS` (its worker was killed, say), queue it again; once it has
+    been started `MAX_ATTEMPTS` times, fail it with `REPORT_STOPPED` instead. The report if it
+    was stale, else None."""
+    with transaction.atomic():
+        stored = _stale().select_for_update().filter(pk=report_id).first()
+        if stored is None:
+            return None
+        now = timezone.now()
+        if stored.attempts >= MAX_ATTEMPTS:
+            stored.status, stored.computed_at = StoredImpactReport.Status.FAILED, now
+            stored.error = REPORT_STOPPED.format(
+                heartbeat=_clock(stored.heartbeat_at), attempts=stored.attempts, most=MAX_ATTEMPTS
+            )
+        else:
+            stored.status, stored.requeued_at = StoredImpactReport.Status.PENDING, now
+        stored.save(update_fields=["status", "computed_at", "error", "requeued_at"])
+        if stored.status == StoredImpactReport.Status.PENDING:
+            _enqueue(stored.version_id)
+    logger.warning("Impact report %s lost its worker: %s", stored.pk, stored.status)
+    stored.refresh_from_db()
+    return stored
+
+
+def _stale() -> QuerySet[StoredImpactReport]:
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.IMPACT_REPORT_STALE_SECONDS)
+    return StoredImpactReport.objects.filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True),
+        status=StoredImpactReport.Status.COMPUTING,
+    )
+
+
+def _clock(moment: dt.datetime | None) -> str:
+    return timezone.localtime(moment).strftime("%H:%M:%S") if moment else "its start"
+
+
+def report_state(stored: StoredImpactReport) -> str:
+    """What a report that is not ready is doing, in a sentence or two for the pages: waiting
+    for a worker, being computed (since when, which attempt, last heard from), queued again
+    after its worker stopped or after a failed attempt; or why it failed."""
+    status = StoredImpactReport.Status
+    if stored.status == status.FAILED:
+        return stored.error
+    if stored.status == status.COMPUTING:
+        return REPORT_COMPUTING.format(
+            time=_clock(stored.started_at),
+            attempt=stored.attempts,
+            most=MAX_ATTEMPTS,
+            heartbeat=_clock(stored.heartbeat_at),
+        )
+    if stored.status != status.PENDING:
+        return ""
+    lines = [REPORT_WAITING.format(time=_clock(stored.requested_at))]
+    if stored.error:
+        lines.append(REPORT_RETRYING.format(error=stored.error))
+    elif stored.requeued_at:
+        lines.append(REPORT_REQUEUED.format(time=_clock(stored.requeued_at)))
+    return " ".join(lines)
 
 
 def report_refresh(*, version_ids: list[int]) -> None:
     """Queue a recomputation for these versions (their inputs changed); the task hashes the
     inputs, so a change that leaves them as they were costs no compile."""
-    from .tasks import compute_impact_report
-
     for pk in version_ids:
-        compute_impact_report.enqueue(pk)
+        _enqueue(pk)
 
 
 def report_compute(*, version_id: int) -> StoredImpactReport | None:
     """The task's body: compute and store the report of the version's current inputs,
-    unless it is stored already. If the inputs change while it compiles, the report is not
-    stored (the change queued its own computation). The stored row, or None."""
+    unless it is stored already or another worker is computing it; beating on its row
+    meanwhile. If the inputs change while it compiles, the report is not stored (the change
+    queued its own computation). The stored row, or None."""
     versions = ContractVersion.objects.select_related("decision_type")
     version = versions.filter(pk=version_id).first()
     if version is None:
@@ -159,20 +271,75 @@ def report_compute(*, version_id: int) -> StoredImpactReport | None:
         logger.info("Version %s is not a valid contract: %s", version_id, exc)
         return None
     stored, _ = StoredImpactReport.objects.get_or_create(version=version, inputs_sha256=inputs)
-    if stored.status == StoredImpactReport.Status.READY:
+    attempt = _claim(stored)
+    if attempt is None:  # ready, failed for good, or another worker's
+        stored.refresh_from_db()
         return stored
+    beating = heartbeat.every(
+        settings.IMPACT_REPORT_HEARTBEAT_SECONDS,
+        lambda: _write(stored.pk, attempt, heartbeat_at=timezone.now()),
+        name="impact-report-heartbeat",
+    )
     try:
         report = impact_report(version)
-    except Exception as exc:  # recorded, shown on the page; a new request retries
-        stored.status = StoredImpactReport.Status.FAILED
-        stored.error = f"{type(exc).__name__}: {exc}"
-        stored.computed_at = timezone.now()
-        stored.save(update_fields=["status", "error", "computed_at"])
-        return stored
-    if inputs_sha256(version) != inputs:
-        return stored  # changed while compiling: the report describes nothing stored now
-    stored.status, stored.error = StoredImpactReport.Status.READY, ""
-    stored.document, stored.report_sha256 = report.document, report.sha256
-    stored.computed_at = timezone.now()
-    stored.save(update_fields=["status", "error", "document", "report_sha256", "computed_at"])
+    except Exception as exc:  # recorded, shown on the page; the next request retries
+        _write(
+            stored.pk,
+            attempt,
+            status=StoredImpactReport.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            computed_at=timezone.now(),
+        )
+    except BaseException:
+        if stopping.requested():  # the worker stops at once: back to the queue, not lost
+            with contextlib.suppress(Exception), transaction.atomic():
+                status = StoredImpactReport.Status.PENDING
+                if _write(stored.pk, attempt, status=status, attempts=attempt - 1):
+                    _enqueue(version.pk)
+        raise
+    else:
+        if inputs_sha256(version) != inputs:
+            # Changed while compiling: the report describes nothing stored now, and the row
+            # goes (were the inputs to come back, a request would find none and ask again).
+            _mine(stored.pk, attempt).delete()
+            return None
+        else:
+            _write(
+                stored.pk,
+                attempt,
+                status=StoredImpactReport.Status.READY,
+                error="",
+                document=report.document,
+                report_sha256=report.sha256,
+                computed_at=timezone.now(),
+            )
+    finally:
+        beating.set()
+    stored.refresh_from_db()
     return stored
+
+
+def _claim(stored: StoredImpactReport) -> int | None:
+    """Take the report for this worker: one that is queued, whose last attempt failed, or
+    whose worker was lost, while it has attempts left. The attempt's number, or None."""
+    status = StoredImpactReport.Status
+    now = timezone.now()
+    claimable = Q(status=status.PENDING) | Q(status=status.FAILED) | Q(pk__in=_stale())
+    claimed = StoredImpactReport.objects.filter(
+        claimable, pk=stored.pk, attempts__lt=MAX_ATTEMPTS
+    ).update(status=status.COMPUTING, attempts=F("attempts") + 1, started_at=now, heartbeat_at=now)
+    if not claimed:
+        return None
+    return StoredImpactReport.objects.values_list("attempts", flat=True).get(pk=stored.pk)
+
+
+def _write(report_id: int, attempt: int, **fields: Any) -> int:
+    """Write to the report only while this worker's attempt holds it (still computing, not
+    taken over after a stale heartbeat); the rows written (0 or 1)."""
+    return _mine(report_id, attempt).update(**fields)
+
+
+def _mine(report_id: int, attempt: int) -> QuerySet[StoredImpactReport]:
+    return StoredImpactReport.objects.filter(
+        pk=report_id, status=StoredImpactReport.Status.COMPUTING, attempts=attempt
+    )

@@ -1,5 +1,9 @@
 """Background work of the impact report: computing and storing it (`stored.report_compute`),
-run by `manage.py db_worker` like a suite run. The task carries only the version's id."""
+run by `manage.py db_worker` like a suite run. The task carries only the version's id.
+
+A worker asked to stop lets the report in hand finish (it is one computation, stored whole);
+stopped at once (a second signal), it puts the report back in the queue first (`stopping`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,13 @@ from typing import Any
 
 from django.tasks import task
 
+from scenarios import stopping
+
 from . import stored
 
 
 @task
 def compute_impact_report(version_id: int) -> dict[str, Any]:
-    report = stored.report_compute(version_id=version_id)
+    with stopping.handing_back_on_signals():
+        report = stored.report_compute(version_id=version_id)
     return {"version": version_id, "status": report.status if report else None}

@@ -31,7 +31,13 @@ approvals) lives in `contracts.services._lock_draft`, which every edit already g
 from __future__ import annotations
 
 from compiler.bundle import BundleInvalid
-from publishing.impact import REPORT_FAILED, REPORT_PENDING, report_ensure, stored_report
+from publishing.impact import (
+    REPORT_FAILED,
+    REPORT_PENDING,
+    report_ensure,
+    report_state,
+    stored_report,
+)
 
 from .actions import (
     ACTIONS,
@@ -198,6 +204,7 @@ __all__ = [
     "report_ensure",
     "REPORT_PENDING",
     "REPORT_FAILED",
+    "report_state",
     "stored_report",
     "review_warnings",
     "shown_status",

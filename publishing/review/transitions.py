@@ -25,7 +25,13 @@ from compiler.statements import SignedStatement
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from contracts.models import Approval, AuditAction, ContractVersion, Review
 from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record
-from publishing.impact import REPORT_PENDING, ready_report, report_request
+from publishing.impact import (
+    REPORT_FAILED,
+    REPORT_PENDING,
+    ready_report,
+    report_request,
+    stored_report,
+)
 
 from .actions import APPROVE, REQUEST_CHANGES, RETIRE, SUBMIT, WITHDRAW
 from .catalogue import catalogue_sha256
@@ -107,6 +113,9 @@ def version_approve(
         )
     report = ready_report(locked)
     if report is None:
+        stored = stored_report(locked)
+        if stored.status == stored.Status.FAILED:  # for good: say why, not "being computed"
+            raise ValidationError(REPORT_FAILED.format(number=locked.number, error=stored.error))
         raise ValidationError(REPORT_PENDING.format(number=locked.number))
     if report.sha256 != report_sha256:
         raise ValidationError(REPORT_CHANGED)

@@ -8,6 +8,7 @@ import datetime as dt
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from contracts.models import ContractVersion, SourceClass
@@ -98,21 +99,22 @@ def runs_requeue_stale() -> list[SuiteRun]:
     """Requeue every running run whose worker stopped beating (see `run_requeue_if_stale`);
     the worker does this as it starts, `manage.py requeue_stale_runs` on demand. The runs
     requeued or failed."""
-    cutoff = _stale_cutoff()
-    stale = SuiteRun.objects.filter(status=SuiteRun.Status.RUNNING, heartbeat_at__lt=cutoff)
-    recovered = (run_requeue_if_stale(run_id=pk) for pk in stale.values_list("pk", flat=True))
+    stale = _stale_runs().values_list("pk", flat=True)
+    recovered = (run_requeue_if_stale(run_id=pk) for pk in stale)
     return [run for run in recovered if run is not None]
 
 
 def run_requeue_if_stale(*, run_id: int) -> SuiteRun | None:
-    """If the run is running but its heartbeat is older than `SUITE_RUN_STALE_SECONDS` (its
-    worker was killed, say), queue it again for a worker to resume after the scenarios it
-    stored; after `MAX_REQUEUES` requeues, fail it with `RUN_STOPPED` instead. The run if it
-    was stale, else None. The run page calls this as it is viewed."""
+    """If the run is running, a chunk of it is running and its heartbeat is older than
+    `SUITE_RUN_STALE_SECONDS` (its worker was killed, say), queue it again for a worker to
+    resume after the scenarios it stored; after `MAX_REQUEUES` requeues, fail it with
+    `RUN_STOPPED` instead. The run if it was stale, else None. The run page calls this as it
+    is viewed."""
     with transaction.atomic():
         run = (
-            SuiteRun.objects.select_for_update()
-            .filter(pk=run_id, status=SuiteRun.Status.RUNNING, heartbeat_at__lt=_stale_cutoff())
+            _stale_runs()
+            .select_for_update(of=("self",))
+            .filter(pk=run_id)
             .select_related("version")
             .first()
         )
@@ -153,8 +155,15 @@ def run_requeue_if_stale(*, run_id: int) -> SuiteRun | None:
     return run
 
 
-def _stale_cutoff() -> dt.datetime:
-    return timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS)
+def _stale_runs() -> QuerySet[SuiteRun]:
+    """Running runs that lost a worker: a chunk is running, and no worker has written the run
+    for `SUITE_RUN_STALE_SECONDS`. A run whose chunks are only queued (a stopped worker handed
+    its chunk back, say) waits for a worker, as a queued run does: it is not stale."""
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS)
+    running = SuiteRunChunk.objects.filter(run=OuterRef("pk"), status=SuiteRunChunk.Status.RUNNING)
+    return SuiteRun.objects.filter(
+        Exists(running), status=SuiteRun.Status.RUNNING, heartbeat_at__lt=cutoff
+    )
 
 
 def _enqueue(run: SuiteRun) -> None:

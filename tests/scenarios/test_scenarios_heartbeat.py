@@ -13,7 +13,7 @@ from django.core.management import call_command, get_commands
 from django.urls import reverse
 from django.utils import timezone
 
-from scenarios import runner, services
+from scenarios import runner, services, stopping
 from scenarios.models import SuiteRun
 
 pytestmark = pytest.mark.django_db
@@ -179,3 +179,87 @@ def test_the_command_requeues_stale_runs_and_the_worker_command_is_ours(
     assert run.status == "finished"
     # `manage.py db_worker` is the scenarios app's: it requeues stale runs as it starts.
     assert get_commands()["db_worker"] == "scenarios"
+
+
+@pytest.fixture
+def one_queued_chunk(owner, draft, suite, every_scenario_commits, settings):
+    """A run of the four scenarios as one chunk, queued (its task goes nowhere)."""
+    from django.test.utils import override_settings
+
+    settings.SUITE_RUN_CHUNK_SCENARIOS = 4
+    with override_settings(
+        TASKS={"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
+    ):
+        run = services.run_start(actor=owner, version=draft)
+    [chunk] = run.chunks.all()
+    return run, chunk
+
+
+def stop_during(monkeypatch, name: str, then: type[BaseException] | None = None):
+    """The worker is asked to stop (SIGTERM) while it compiles scenario `name`; `then`, if
+    given, is raised there too (a second signal: it stops at once)."""
+    real = runner._scenario_rows
+
+    def rows(run, scenario, *args):
+        if scenario.name == name:
+            stopping.request()
+            if then is not None:
+                raise then
+        return real(run, scenario, *args)
+
+    monkeypatch.setattr(runner, "_scenario_rows", rows)
+
+
+def test_a_worker_asked_to_stop_hands_its_chunk_back_and_another_resumes_it(
+    owner, draft, one_queued_chunk, monkeypatch
+):
+    uninterrupted = services.run_start(actor=owner, version=draft)
+    run, chunk = one_queued_chunk
+    stop_during(monkeypatch, "Maya on day 1")  # the second scenario
+    handed: list[int] = []
+    with stopping.handing_back_on_signals():
+        runner.chunk_execute(chunk_id=chunk.pk, worker="first", hand_back=handed.append)
+    chunk.refresh_from_db()
+    run.refresh_from_db()
+    # Committed what it compiled, then gave the chunk back with a task for it.
+    assert handed == [chunk.pk]
+    assert (chunk.status, chunk.done, chunk.claimed_by) == ("queued", 2, "")
+    assert (run.status, run.done) == ("running", 2)
+    assert run.results.filter(perturbation="").count() == 2
+    # Queued, not lost: however old the run's heartbeat, it waits for a worker.
+    stale(run)
+    assert services.runs_requeue_stale() == []
+
+    monkeypatch.undo()
+    runner.chunk_execute(chunk_id=chunk.pk, worker="second")
+    run.refresh_from_db()
+    assert (run.status, run.requeues, run.done) == ("finished", 0, 4)
+    assert results(run) == results(uninterrupted)
+    assert comparable(run.summary) == comparable(uninterrupted.summary)
+
+
+def test_a_worker_stopped_at_once_gives_its_chunk_back_first(
+    owner, draft, one_queued_chunk, monkeypatch
+):
+    run, chunk = one_queued_chunk
+    stop_during(monkeypatch, "Maya on day 2", then=SystemExit)  # django-tasks-db's 2nd signal
+    handed: list[int] = []
+    with pytest.raises(SystemExit), stopping.handing_back_on_signals():
+        runner.chunk_execute(chunk_id=chunk.pk, worker="first", hand_back=handed.append)
+    chunk.refresh_from_db()
+    assert handed == [chunk.pk]
+    assert (chunk.status, chunk.done) == ("queued", 2)  # the scenarios committed before
+
+
+def test_a_killed_worker_leaves_its_chunk_running_for_the_heartbeat(
+    owner, draft, one_queued_chunk, kill_worker
+):
+    run, chunk = one_queued_chunk
+    kill_worker(after=1)
+    handed: list[int] = []
+    with pytest.raises(WorkerKilled):
+        runner.chunk_execute(chunk_id=chunk.pk, worker="first", hand_back=handed.append)
+    chunk.refresh_from_db()
+    assert handed == [] and chunk.status == "running"  # no signal: only the requeue helps
+    stale(run)
+    assert [r.pk for r in services.runs_requeue_stale()] == [run.pk]

@@ -1,4 +1,6 @@
-"""A real worker killed with SIGKILL mid-run, and a second worker that finishes the run.
+"""A real worker stopped mid-run, and a second worker that finishes the run: killed with
+SIGKILL (the run is requeued once its heartbeat is stale), or asked to stop with SIGTERM (it
+hands its chunk back at once and exits).
 
 Both are `manage.py db_worker` processes on a SQLite file of their own (the development
 settings, so the django-tasks-db queue), with a short heartbeat and staleness threshold.
@@ -54,13 +56,18 @@ def wait_for(condition, what: str, timeout: float = 120.0):
 
 
 @pytest.fixture
-def workspace(tmp_path):
+def worker_env() -> dict[str, str]:
+    """The workers' settings (a test parametrizes its own)."""
+    return {"SUITE_RUN_HEARTBEAT_SECONDS": "0.2", "SUITE_RUN_STALE_SECONDS": str(STALE_SECONDS)}
+
+
+@pytest.fixture
+def workspace(tmp_path, worker_env):
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "workbench.settings.dev",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'workbench.sqlite3'}",
-        "SUITE_RUN_HEARTBEAT_SECONDS": "0.2",
-        "SUITE_RUN_STALE_SECONDS": str(STALE_SECONDS),
         "DJANGO_DEBUG": "1",
+        **worker_env,
     }
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True)
@@ -96,13 +103,25 @@ def workspace(tmp_path):
             return dict(row.fetchone())
 
     def results() -> list[tuple[int, str]]:
-        with sqlite3.connect(tmp_path / "workbench.sqlite3", timeout=30) as db:
-            return db.execute(
-                "SELECT position, perturbation FROM scenarios_scenarioresult "
-                "WHERE run_id = ? ORDER BY position",
-                (run_pk,),
-            ).fetchall()
+        return query(
+            "SELECT position, perturbation FROM scenarios_scenarioresult "
+            "WHERE run_id = ? ORDER BY position"
+        )
 
+    def chunks() -> list[dict]:
+        return [
+            dict(zip(("number", "status", "done", "count", "claimed_by"), row, strict=True))
+            for row in query(
+                "SELECT number, status, done, count, claimed_by FROM scenarios_suiterunchunk "
+                "WHERE run_id = ? ORDER BY number"
+            )
+        ]
+
+    def query(sql: str) -> list[tuple]:
+        with sqlite3.connect(tmp_path / "workbench.sqlite3", timeout=30) as db:
+            return db.execute(sql, (run_pk,)).fetchall()
+
+    start_worker.chunks = chunks  # type: ignore[attr-defined]
     yield start_worker, run_row, results
     for worker, log in workers:
         if worker.poll() is None:
@@ -134,9 +153,14 @@ def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(worksp
     assert finished["status"] == "finished", finished["error"]
     assert (finished["requeues"], finished["resumed_from"]) == (1, killed["done"])
     assert finished["done"] == SCENARIOS
-    rows = results()
-    # Every compile stored once, in order, none lost or repeated across the two workers:
-    # scenario i's rows are numbered from i * POSITION_STRIDE, its base first.
+    assert_every_compile_stored_once(results(), finished)
+
+
+def assert_every_compile_stored_once(rows: list[tuple[int, str]], run: dict) -> None:
+    """Every compile stored once, in order, none lost or repeated across the two workers:
+    scenario i's rows are numbered from i * POSITION_STRIDE, its base first."""
+    import json
+
     from scenarios.runner import POSITION_STRIDE
 
     bases = [position for position, perturbation in rows if perturbation == ""]
@@ -146,3 +170,42 @@ def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(worksp
         count = sum(base <= p and (following is None or p < following) for p, _ in rows)
         expected += range(base, base + count)
     assert [position for position, _ in rows] == expected
+    assert json.loads(run["summary"])["compiles"] == len(rows)
+
+
+# One chunk, so the signal lands in the middle of it; a staleness threshold far beyond the
+# test's length, so only the handing back can let the second worker in.
+@pytest.mark.parametrize(
+    "worker_env",
+    [
+        {
+            "SUITE_RUN_HEARTBEAT_SECONDS": "0.2",
+            "SUITE_RUN_STALE_SECONDS": "3600",
+            "SUITE_RUN_CHUNK_SCENARIOS": str(SCENARIOS),
+        }
+    ],
+)
+def test_a_worker_stopped_with_sigterm_hands_its_chunk_back_and_exits(workspace):
+    start_worker, run_row, results = workspace
+    first = start_worker()
+    wait_for(lambda: run_row()["done"] >= 1, "the first worker to make progress")
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=10) == 0  # raises TimeoutExpired if it takes longer
+
+    stopped = run_row()
+    assert stopped["status"] == "running" and 1 <= stopped["done"] < SCENARIOS
+    [chunk] = start_worker.chunks()
+    # Handed back: queued again with what it stored, claimable now (not after the heartbeat
+    # goes stale, an hour here).
+    assert (chunk["status"], chunk["claimed_by"]) == ("queued", "")
+    assert chunk["done"] == stopped["done"]
+
+    second = start_worker("--batch")
+    assert second.wait(timeout=600) == 0
+    finished = run_row()
+    assert finished["status"] == "finished", finished["error"]
+    assert (finished["requeues"], finished["done"]) == (0, SCENARIOS)  # never requeued
+    [chunk] = start_worker.chunks()
+    assert (chunk["status"], chunk["done"]) == ("finished", SCENARIOS)
+    assert chunk["claimed_by"].endswith(f":{second.pid}")
+    assert_every_compile_stored_once(results(), finished)

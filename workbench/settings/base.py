@@ -63,6 +63,10 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # heartbeat is older than the threshold lost its worker and is requeued (scenarios.services).
 SUITE_RUN_HEARTBEAT_SECONDS = float(os.environ.get("SUITE_RUN_HEARTBEAT_SECONDS", "1.0"))
 SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
+# The same for an impact report being computed (publishing.impact.stored): its worker beats
+# on the row this often, and one computing with an older heartbeat is queued again.
+IMPACT_REPORT_HEARTBEAT_SECONDS = float(os.environ.get("IMPACT_REPORT_HEARTBEAT_SECONDS", "10"))
+IMPACT_REPORT_STALE_SECONDS = float(os.environ.get("IMPACT_REPORT_STALE_SECONDS", "60"))
 # Scenarios per chunk of a run (one task each; several workers share a run's chunks).
 SUITE_RUN_CHUNK_SCENARIOS = int(os.environ.get("SUITE_RUN_CHUNK_SCENARIOS", "50"))
 # Runs `prune_runs` keeps per version besides those behind published versions.

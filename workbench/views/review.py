@@ -11,6 +11,7 @@ partial of `contracts/review.html` back; a plain POST redirects to the page.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -103,6 +104,11 @@ def _review_context(
     if version.status == ContractVersion.Status.APPROVED:
         counting, not_counting = review.counting_approvals(version)
     counting_ids = {a.pk for a in counting}
+    report = report_or_none(version) if actions[review.APPROVE].allowed else None
+    report_state = report_failed = ""
+    if actions[review.APPROVE].allowed and report is None:
+        with contextlib.suppress(ContractInvalid):  # the page says what is wrong instead
+            report_state, report_failed = _report_waiting(version)
     return {
         "decision_type": decision_type,
         "version": version,
@@ -127,7 +133,9 @@ def _review_context(
         "actions": actions,
         "blocked": [a for a in actions.values() if a.blocked],
         "warnings": _warnings(version),
-        "report": report_or_none(version) if actions[review.APPROVE].allowed else None,
+        "report": report,
+        "report_state": report_state,
+        "report_failed": report_failed,
         "reviewer_needs_key": can_review and signing.signing_key(user) is None,
         **statements_to_sign(user, version, actions),
         "errors": errors or [],
@@ -221,9 +229,10 @@ def _render_impact(
         problems: list[str] = []
     except ContractInvalid as exc:
         report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
-    # No request compiles the report: while the worker computes it the page says so and
-    # polls; the answer that brings the report stops the polling (286).
-    pending = report is None and not problems
+    # No request compiles the report: while the worker computes it the page says so (and
+    # what the report is doing) and polls; the answer that brings the report, or its
+    # failure, stops the polling (286).
+    waiting, failed = _report_waiting(version) if report is None and not problems else ("", "")
     context = {
         **_review_context(request, version, errors=errors),
         "report": report,
@@ -231,21 +240,24 @@ def _render_impact(
         "recorded_decisions": recorded_decisions(version),
         "can_justify": version.is_editable
         and review.permitted(request.user, version, review.SUBMIT),
-        "pending": review.REPORT_PENDING.format(number=version.number) if pending else "",
-        "failed": _report_failure(version) if pending else "",
+        "pending": review.REPORT_PENDING.format(number=version.number) if waiting else "",
+        "report_state": waiting,
+        "failed": failed,
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
     status = 422 if errors or problems else 200
-    if request.htmx and request.GET.get("poll") and not pending:
+    if request.htmx and request.GET.get("poll") and not waiting:
         status = HTMX_STOP_POLLING
     return render(request, template, context, status=status)
 
 
-def _report_failure(version: ContractVersion) -> str:
+def _report_waiting(version: ContractVersion) -> tuple[str, str]:
+    """What the report not stored yet is doing, or why it failed for good: one of the two."""
     stored = review.stored_report(version)
-    if stored.status != stored.Status.FAILED:
-        return ""
-    return review.REPORT_FAILED.format(number=version.number, error=stored.error)
+    if stored.status == stored.Status.FAILED:
+        return "", review.REPORT_FAILED.format(number=version.number, error=stored.error)
+    pending = review.REPORT_PENDING.format(number=version.number)
+    return review.report_state(stored) or pending, ""
 
 
 # --------------------------------------------------------------------------- transitions

@@ -31,6 +31,7 @@ class Command(db_worker.Command):
 
     def handle(self, *args: Any, **options: Any) -> None:
         report(self.stdout)
+        heartbeat.worker_starting.send(sender=self.__class__, stdout=self.stdout)
         # The heartbeat and the pruning live as long as the worker does: a batch worker (or
         # one called from a test) that returns stops them too, never leaving a thread behind.
         threads = [heartbeat.start()]
