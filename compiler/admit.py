@@ -26,11 +26,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .codes import Detail, OrderRole, Outcome, Pass, Reason
-from .models import Candidate, Contract, Request, TraceEntry
 from .resolve import Resolution
-from .trace import Trace
+from .trace import Trace, TraceRow
+
+if TYPE_CHECKING:
+    from .plain import AnyCandidate as Candidate
+    from .plain import AnyContract as Contract
+    from .plain import AnyRequest as Request
 
 Rejected = tuple[str, str | None]
 """A rejection as (reason, detail) in plain strings: see `trace` on why not enum members."""
@@ -72,26 +77,14 @@ class Admission:
             if decision is not None:
                 yield c.id, decision
 
-    def trace_entries(self) -> Iterator[TraceEntry]:
+    def trace_rows(self) -> Iterator[TraceRow]:
         admit_pass = Pass.ADMIT.value
         admitted, rejected = Outcome.ADMITTED.value, Outcome.REJECTED.value
         for c, decision in zip(self.candidates, self.decisions, strict=True):
             if decision is None:
-                yield {
-                    "id": c.id,
-                    "pass": admit_pass,
-                    "outcome": admitted,
-                    "reason": None,
-                    "detail": None,
-                }
+                yield (c.id, admit_pass, admitted, None, None)
             else:
-                yield {
-                    "id": c.id,
-                    "pass": admit_pass,
-                    "outcome": rejected,
-                    "reason": decision[0],
-                    "detail": decision[1],
-                }
+                yield (c.id, admit_pass, rejected, decision[0], decision[1])
 
 
 def accepted_classes(contract: Contract) -> dict[str, frozenset[str]]:
@@ -163,7 +156,7 @@ def admit(
             admitted.append(c)
         decide(failure)
     admission = Admission(candidates, decisions, admitted, speaks_to, waiting)
-    trace.add_segment(admission.trace_entries)
+    trace.add_segment(admission.trace_rows)
     return admission
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import InvalidInput
-from .models import Candidate, CompileInput, NeedsDocument
+from .input_models import Candidate, CompileInput, NeedsDocument
 
 # Candidates validated between two drops of their JSON in `load_input_consuming`.
 CHUNK = 4096

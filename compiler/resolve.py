@@ -8,10 +8,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .codes import Outcome, Pass, RefusalReason
 from .errors import Refused
-from .models import Delegation, Directory, Request
+
+if TYPE_CHECKING:
+    from .plain import AnyDelegation as Delegation
+    from .plain import AnyDirectory as Directory
+    from .plain import AnyRequest as Request
 from .trace import Trace
 
 

@@ -1,0 +1,358 @@
+"""A document parsed from JSON, checked and built into `plain` objects without pydantic.
+
+`load_plain` accepts only what it can check completely: JSON types exactly as
+`compiler.models` declares them (strict scalars, lists of strings, ISO dates, the enums'
+values), no unknown field, every model validator's rule, and then the cross-reference checks
+of `validation.may_have_problems`. At the first thing it does not accept it answers None,
+and the caller validates the document with pydantic, which lists every problem with its
+location. So this is a shortcut for valid input and never the judge of invalid input: a
+document it accepts is one `CompileInput.model_validate` accepts, with the same values
+(tests/compiler/test_compiler_plain_path.py holds it to that).
+
+Parsed pools repeat a few role lists, classes, dates and token counts many times: each is
+kept once (`_Shared`), so a large pool costs little more than its ids and contents.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from .codes import OrderRole, Requirement
+from .plain import (
+    PlainCandidate,
+    PlainContract,
+    PlainDelegation,
+    PlainDirectory,
+    PlainForm,
+    PlainInput,
+    PlainPolicy,
+    PlainPolicyRef,
+    PlainProposition,
+    PlainRequest,
+    PlainSource,
+)
+from .validation import may_have_problems
+
+
+class _Unsure(Exception):  # noqa: N818 - a signal: let pydantic decide
+    pass
+
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_ROLES = {r.value: r for r in OrderRole}
+_REQUIREMENTS = {r.value: r for r in Requirement}
+_DEFAULT_ROLE_ORDER = tuple(OrderRole)
+
+_CANDIDATE_REQUIRED = frozenset(
+    {"id", "entity", "allowed_roles", "allowed_purposes", "evidence_class", "supports"}
+    | {"valid_from", "tokens", "relevance", "content"}
+)
+_CANDIDATE_FIELDS = _CANDIDATE_REQUIRED | {
+    "denied_roles",
+    "denied_principals",
+    "contradicts",
+    "valid_to",
+    "superseded",
+    "superseded_by",
+    "role",
+    "requirement",
+    "forms",
+    "floor",
+    "depends_on",
+    "group",
+    "group_required",
+    "source",
+}
+_REQUEST_REQUIRED = frozenset(
+    {"decision_type", "principal", "roles", "purpose", "entity", "decision_date", "token_budget"}
+)
+_REQUEST_FIELDS = _REQUEST_REQUIRED | {"delegation", "named", "expected_policy"}
+
+
+def load_plain(document: Any) -> PlainInput | None:
+    """The document as plain objects with its candidates in id order, or None when pydantic
+    must look at it (it is invalid, or this shortcut cannot tell)."""
+    try:
+        return _load(document)
+    except _Unsure:
+        return None
+
+
+def _load(document: Any) -> PlainInput:
+    doc = _fields(document, {"request", "contract", "candidates"}, {"directory"})
+    shared = _Shared()
+    request = _request(doc["request"], shared)
+    contract = _contract(doc["contract"], shared)
+    directory = _directory(doc.get("directory", {}), shared)
+    items = doc["candidates"]
+    if type(items) is not list:
+        raise _Unsure
+    candidate = shared.candidate
+    pool = [candidate(item) for item in items]
+    pool.sort(key=_by_id)
+    plain = PlainInput(request, contract, directory, tuple(pool))
+    if may_have_problems(plain):
+        raise _Unsure
+    return plain
+
+
+def _by_id(c: PlainCandidate) -> str:
+    return c.id
+
+
+def _fields(value: Any, required: set[str] | frozenset[str], optional: Any = ()) -> dict:
+    if type(value) is not dict:
+        raise _Unsure
+    keys = value.keys()
+    if not keys >= required or not keys <= (required | set(optional)):
+        raise _Unsure
+    return value
+
+
+def _identifier(value: Any) -> str:
+    if type(value) is not str or not value:
+        raise _Unsure
+    return value
+
+
+def _string(value: Any) -> str:
+    if type(value) is not str:
+        raise _Unsure
+    return value
+
+
+def _optional_string(value: Any) -> str | None:
+    return None if value is None else _string(value)
+
+
+def _flag(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Unsure
+    return value
+
+
+def _integer(value: Any, low: int) -> int:
+    if type(value) is not int or value < low:
+        raise _Unsure
+    return value
+
+
+def _score(value: Any) -> float:
+    # A strict float field takes an int (not a bool) and makes it a float, as pydantic does.
+    if type(value) is int:
+        value = float(value)
+    elif type(value) is not float:
+        raise _Unsure
+    if not 0.0 <= value <= 1.0:  # also refuses NaN
+        raise _Unsure
+    return value
+
+
+class _Shared:
+    """One object for each repeated value of a pool, and the candidate builder using them."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, str] = {}
+        self.tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.dates: dict[str, dt.date] = {}
+        self.ints: dict[int, int] = {}
+
+    def string(self, value: Any) -> str:
+        if type(value) is not str:
+            raise _Unsure
+        return self.strings.setdefault(value, value)
+
+    def strings_tuple(self, value: Any) -> tuple[str, ...]:
+        if type(value) is not list:
+            raise _Unsure
+        items = tuple(value)
+        for item in items:
+            if type(item) is not str:
+                raise _Unsure
+        return self.tuples.setdefault(items, items)
+
+    def date(self, value: Any) -> dt.date:
+        day = self.dates.get(value) if type(value) is str else None
+        if day is None:
+            if type(value) is not str or not _DATE.fullmatch(value):
+                raise _Unsure
+            try:
+                day = dt.date.fromisoformat(value)
+            except ValueError:
+                raise _Unsure from None
+            self.dates[value] = day
+        return day
+
+    def optional_date(self, value: Any) -> dt.date | None:
+        return None if value is None else self.date(value)
+
+    def candidate(self, item: Any) -> PlainCandidate:
+        if type(item) is not dict:
+            raise _Unsure
+        keys = item.keys()
+        if not keys >= _CANDIDATE_REQUIRED or not keys <= _CANDIDATE_FIELDS:
+            raise _Unsure
+        get = item.get
+        strings = self.strings_tuple
+        c = PlainCandidate.__new__(PlainCandidate)
+        c.id = _identifier(item["id"])
+        c.entity = self.string(_identifier(item["entity"]))
+        c.allowed_roles = strings(item["allowed_roles"])
+        c.allowed_purposes = strings(item["allowed_purposes"])
+        c.denied_roles = strings(get("denied_roles", []))
+        c.denied_principals = strings(get("denied_principals", []))
+        c.evidence_class = self.string(_identifier(item["evidence_class"]))
+        c.supports = strings(item["supports"])
+        c.contradicts = strings(get("contradicts", []))
+        c.valid_from = self.date(item["valid_from"])
+        c.valid_to = self.optional_date(get("valid_to"))
+        c.superseded = _flag(get("superseded", False))
+        c.superseded_by = _optional_string(get("superseded_by"))
+        tokens = _integer(item["tokens"], 0)
+        c.tokens = self.ints.setdefault(tokens, tokens)
+        c.relevance = _score(item["relevance"])
+        c.content = _string(item["content"])
+        role = _ROLES.get(get("role", "evidence")) if type(get("role", "")) is str else None
+        requirement = get("requirement", "preferred")
+        requirement = _REQUIREMENTS.get(requirement) if type(requirement) is str else None
+        if role is None or requirement is None:
+            raise _Unsure
+        c.role, c.requirement = role, requirement
+        c.forms = self.forms(get("forms", []))
+        floor = get("floor")
+        c.floor = None if floor is None else _integer(floor, 0)
+        c.depends_on = strings(get("depends_on", []))
+        c.group = _optional_string(get("group"))
+        c.group_required = _flag(get("group_required", False))
+        source = get("source")
+        if source is not None:
+            source = _fields(source, {"kind", "ref"})
+            source = PlainSource(_string(source["kind"]), _string(source["ref"]))
+        c.source = source
+        # `Candidate`'s own rules (its model validator), in the same terms.
+        if c.valid_to is not None and c.valid_to < c.valid_from:
+            raise _Unsure
+        if c.forms or c.floor is not None or c.group_required or c.depends_on:
+            ranks = [f.rank for f in c.forms]
+            if len(set(ranks)) != len(ranks) or (c.floor is not None and c.floor > c.full_rank):
+                raise _Unsure
+            if (c.group_required and c.group is None) or c.id in c.depends_on:
+                raise _Unsure
+        return c
+
+    def forms(self, value: Any) -> tuple[PlainForm, ...]:
+        if type(value) is not list:
+            raise _Unsure
+        forms = []
+        for form in value:
+            form = _fields(form, {"rank", "tokens", "content"})
+            rank, tokens = _integer(form["rank"], 0), _integer(form["tokens"], 0)
+            forms.append(PlainForm(rank, tokens, _string(form["content"])))
+        return tuple(forms)
+
+
+def _request(value: Any, shared: _Shared) -> PlainRequest:
+    r = _fields(value, _REQUEST_REQUIRED, _REQUEST_FIELDS)
+    delegation = r.get("delegation")
+    if delegation is not None:
+        d = _fields(
+            delegation, {"service", "on_behalf_of", "scopes", "valid_from"}, {"valid_to", "revoked"}
+        )
+        delegation = PlainDelegation(
+            _identifier(d["service"]),
+            _identifier(d["on_behalf_of"]),
+            shared.strings_tuple(d["scopes"]),
+            shared.date(d["valid_from"]),
+            shared.optional_date(d.get("valid_to")),
+            _flag(d.get("revoked", False)),
+        )
+        if delegation.valid_to is not None and delegation.valid_to < delegation.valid_from:
+            raise _Unsure
+    expected = r.get("expected_policy")
+    if expected is not None:
+        e = _fields(expected, {"name", "version"})
+        if type(e["version"]) is not int:
+            raise _Unsure
+        expected = PlainPolicyRef(_identifier(e["name"]), e["version"])
+    return PlainRequest(
+        decision_type=_identifier(r["decision_type"]),
+        principal=_identifier(r["principal"]),
+        roles=shared.strings_tuple(r["roles"]),
+        purpose=_identifier(r["purpose"]),
+        entity=_identifier(r["entity"]),
+        decision_date=shared.date(r["decision_date"]),
+        token_budget=_integer(r["token_budget"], 0),
+        delegation=delegation,
+        named=shared.strings_tuple(r.get("named", [])),
+        expected_policy=expected,
+    )
+
+
+def _contract(value: Any, shared: _Shared) -> PlainContract:
+    c = _fields(value, {"decision_type", "version", "purposes", "propositions"}, {"policy"})
+    items = c["propositions"]
+    if type(items) is not list:
+        raise _Unsure
+    propositions = []
+    for item in items:
+        p = _fields(item, {"key", "accepted_classes"}, {"required", "max_items", "description"})
+        classes = shared.strings_tuple(p["accepted_classes"])
+        if len(set(classes)) != len(classes):
+            raise _Unsure
+        propositions.append(
+            PlainProposition(
+                _identifier(p["key"]),
+                classes,
+                _flag(p.get("required", True)),
+                _integer(p.get("max_items", 1), 1),
+                _string(p.get("description", "")),
+            )
+        )
+    if len({p.key for p in propositions}) != len(propositions):
+        raise _Unsure
+    return PlainContract(
+        _identifier(c["decision_type"]),
+        _string(c["version"]),
+        shared.strings_tuple(c["purposes"]),
+        tuple(propositions),
+        _policy(c.get("policy", {})),
+    )
+
+
+def _policy(value: Any) -> PlainPolicy:
+    fields = {"name", "version", "min_relevance", "mandatory_form", "role_order", "on_overrun"}
+    p = _fields(value, set(), fields)
+    if "role_order" not in p:
+        role_order = _DEFAULT_ROLE_ORDER
+    else:
+        order = p["role_order"]
+        if type(order) is not list or any(type(r) is not str or r not in _ROLES for r in order):
+            raise _Unsure
+        role_order = tuple(_ROLES[r] for r in order)
+        if sorted(role_order) != sorted(OrderRole):
+            raise _Unsure
+    if p.get("mandatory_form", "cheapest") != "cheapest":
+        raise _Unsure
+    if p.get("on_overrun", "drop_last_discretionary") != "drop_last_discretionary":
+        raise _Unsure
+    return PlainPolicy(
+        _identifier(p.get("name", "default")),
+        _integer(p.get("version", 1), 1),
+        _score(p.get("min_relevance", 0.0)),
+        "cheapest",
+        role_order,
+        "drop_last_discretionary",
+    )
+
+
+def _directory(value: Any, shared: _Shared) -> PlainDirectory:
+    d = _fields(value, set(), {"entities", "role_parents"})
+    tables = []
+    for name in ("entities", "role_parents"):
+        table = d.get(name, {})
+        if type(table) is not dict:
+            raise _Unsure
+        tables.append({_string(k): shared.strings_tuple(v) for k, v in table.items()})
+    return PlainDirectory(tables[0], tables[1])
