@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .codes import Detail, OrderRole, Outcome, Pass, Reason
@@ -50,20 +49,31 @@ _SUPERSEDED = (Reason.NOT_APPLICABLE.value, Detail.SUPERSEDED.value)
 _WRONG_CLASS = (Reason.WRONG_EVIDENCE_CLASS.value, None)
 
 
-@dataclass(frozen=True, slots=True)
 class Admission:
-    candidates: Sequence[Candidate]
-    """Every candidate, in id order."""
-    decisions: list[Rejected | None]
-    """For each candidate, in the same order, why it was rejected (None: admitted)."""
-    admitted: list[Candidate]
-    """U, in id order."""
-    speaks_to: dict[str, frozenset[str]]
-    """For each admitted candidate, the propositions its class lets it support or contradict."""
-    waiting: list[Candidate]
-    """Rejected only because they are not yet valid (and would pass the later checks), or
-    superseded by an item in force: the candidates whose dates bound how long this admitted
-    set stays the same."""
+    # (A plain class rather than a dataclass: a small compile is mostly its imports.)
+    __slots__ = ("candidates", "decisions", "admitted", "speaks_to", "waiting")
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        decisions: list[Rejected | None],
+        admitted: list[Candidate],
+        speaks_to: dict[str, frozenset[str]],
+        waiting: list[Candidate],
+    ) -> None:
+        self.candidates = candidates
+        """Every candidate, in id order."""
+        self.decisions = decisions
+        """For each candidate, in the same order, why it was rejected (None: admitted)."""
+        self.admitted = admitted
+        """U, in id order."""
+        self.speaks_to = speaks_to
+        """For each admitted candidate, the propositions its class lets it support or
+        contradict."""
+        self.waiting = waiting
+        """Rejected only because they are not yet valid (and would pass the later checks), or
+        superseded by an item in force: the candidates whose dates bound how long this
+        admitted set stays the same."""
 
     def rejection(self, candidate_id: str) -> Rejected | None:
         for c, decision in zip(self.candidates, self.decisions, strict=True):

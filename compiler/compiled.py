@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .canonical import sha256_hex
@@ -28,27 +27,67 @@ RejectionRow = tuple[str, str, str | None]
 REJECTION_KEYS = ("id", "reason", "detail")
 
 
-@dataclass(slots=True)
 class Compiled:
-    result: str
-    contract: dict[str, Any]
-    """{decision_type, version, sha256}, as the output's `ContractRef` dumps."""
-    request: dict[str, Any] | None
-    """The normalised request as the output's `NormalisedRequest` dumps it."""
-    token_budget: int
-    trace: Callable[[], Iterator[TraceRow]]
-    plan_id: str | None = None
-    tokens_used: int = 0
-    packet: tuple[dict[str, Any], ...] = ()
-    """Each item as the output's `PacketItem` dumps it (enum members for role and requirement)."""
-    slots: tuple[Any, ...] = ()
-    """`plan.PlannedSlot`s."""
-    decision_ready: bool = False
-    blocking: tuple[str, ...] = ()
-    rejections: Callable[[], Iterator[RejectionRow]] | None = None
-    valid_until: dt.date | None = None
-    refusal: tuple[str, str, str | None] | None = None
-    """(pass, reason, detail) of a refused compile."""
+    """Keyword arguments only; what a refused compile leaves out keeps the output's default.
+
+    (A plain class rather than a dataclass: a small compile is mostly its imports.)
+    """
+
+    __slots__ = (
+        "result",
+        "contract",
+        "request",
+        "token_budget",
+        "trace",
+        "plan_id",
+        "tokens_used",
+        "packet",
+        "slots",
+        "decision_ready",
+        "blocking",
+        "rejections",
+        "valid_until",
+        "refusal",
+    )
+
+    def __init__(
+        self,
+        *,
+        result: str,
+        contract: dict[str, Any],
+        request: dict[str, Any] | None,
+        token_budget: int,
+        trace: Callable[[], Iterator[TraceRow]],
+        plan_id: str | None = None,
+        tokens_used: int = 0,
+        packet: tuple[dict[str, Any], ...] = (),
+        slots: tuple[Any, ...] = (),
+        decision_ready: bool = False,
+        blocking: tuple[str, ...] = (),
+        rejections: Callable[[], Iterator[RejectionRow]] | None = None,
+        valid_until: dt.date | None = None,
+        refusal: tuple[str, str, str | None] | None = None,
+    ) -> None:
+        self.result = result
+        self.contract = contract
+        """{decision_type, version, sha256}, as the output's `ContractRef` dumps."""
+        self.request = request
+        """The normalised request as the output's `NormalisedRequest` dumps it."""
+        self.token_budget = token_budget
+        self.trace = trace
+        self.plan_id = plan_id
+        self.tokens_used = tokens_used
+        self.packet = packet
+        """Each item as the output's `PacketItem` dumps it (enum members for role and
+        requirement)."""
+        self.slots = slots
+        """`plan.PlannedSlot`s."""
+        self.decision_ready = decision_ready
+        self.blocking = blocking
+        self.rejections = rejections
+        self.valid_until = valid_until
+        self.refusal = refusal
+        """(pass, reason, detail) of a refused compile."""
 
 
 def contract_ref(document: AnyInput) -> dict[str, Any]:

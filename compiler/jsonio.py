@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
-
-from pydantic_core import from_json
 
 from .errors import InvalidInput
 
@@ -73,6 +71,8 @@ def _loads(text: str) -> Any:
     text (a lone surrogate escape, malformed JSON), `json.loads` decides, so the value and
     every error message are `json.loads`'s own.
     """
+    from pydantic_core import from_json  # imported here: a small compile never needs it
+
     try:
         return from_json(text)
     except ValueError:
@@ -133,3 +133,99 @@ def _lone_surrogates(value: Any, loc: list[Any]) -> Iterator[list[Any]]:
 
 def _sort_key(loc: list[Any]) -> list[tuple[bool, Any]]:
     return [(isinstance(part, str), part) for part in loc]
+
+
+# --------------------------------------------------------------------------- a quick read
+
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_DIGITS = bytes(ord("0") if chr(i).isdigit() and i < 128 else ord(" ") for i in range(256))
+_LONG_NUMBER = b"0" * (MAX_NUMBER_DIGITS + 1)
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # its C scanner
+
+
+class NotQuick(Exception):  # noqa: N818 - a signal: read the document the careful way
+    pass
+
+
+def quick_text(data: bytes) -> str:
+    """`data` as text, or `NotQuick` when it might be a text `parse_json` refuses or reads
+    differently than `quick_object` would: not UTF-8, any surrogate escape, a long run of
+    digits (a byte order mark `quick_object` refuses itself)."""
+    if _SURROGATE_ESCAPE_BYTES.search(data) or data.translate(_DIGITS).find(_LONG_NUMBER) >= 0:
+        raise NotQuick
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotQuick from None
+
+
+def quick_object(text: str, key: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    """The JSON object of a `quick_text`, with each element of its list `key` passed through
+    `convert` as soon as it is parsed, so the parsed elements are never all in memory at once.
+
+    The value is `json.loads`'s (which `parse_json` gives for the same text). `NotQuick` (or
+    whatever `convert` raises) when the text is anything else: not one object, a parse error,
+    a name given twice, `key` not a list. Nesting needs no check: the parser's own limit
+    raises, and `convert` is to refuse anything nested where it expects no nesting.
+    """
+    try:
+        return _object(text, key, convert)
+    except (ValueError, RecursionError, IndexError, StopIteration):
+        raise NotQuick from None
+
+
+def _object(text: str, key: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    at = _skip(text, 0)
+    if text[at] != "{":
+        raise NotQuick
+    value: dict[str, Any] = {}
+    at = _skip(text, at + 1)
+    more = text[at] != "}"
+    if not more:
+        at = _skip(text, at + 1)
+    while more:
+        if text[at] != '"':
+            raise NotQuick
+        name, at = _scan(text, at)
+        at = _skip(text, at)
+        if text[at] != ":" or name in value:
+            raise NotQuick
+        at = _skip(text, at + 1)
+        if name == key:
+            value[name], at = _converted_list(text, at, convert)
+        else:
+            value[name], at = _scan(text, at)
+        at = _skip(text, at)
+        more = text[at] == ","
+        if not more and text[at] != "}":
+            raise NotQuick
+        at = _skip(text, at + 1)
+    if at != len(text):
+        raise NotQuick
+    return value
+
+
+def _skip(text: str, at: int) -> int:
+    """The position of the first character at or after `at` that is not JSON whitespace."""
+    match = _WHITESPACE.match(text, at)
+    assert match is not None  # it matches the empty string at least
+    return match.end()
+
+
+def _converted_list(text: str, at: int, convert: Callable[[Any], Any]) -> tuple[list[Any], int]:
+    if text[at] != "[":
+        raise NotQuick
+    items: list[Any] = []
+    at = _skip(text, at + 1)
+    if text[at] == "]":
+        return items, at + 1
+    while True:
+        item, at = _scan(text, at)
+        items.append(convert(item))
+        at = _skip(text, at)
+        if text[at] == "]":
+            return items, at + 1
+        if text[at] != ",":
+            raise NotQuick
+        at = _skip(text, at + 1)

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from .codes import OrderRole, Requirement
+from .jsonio import NotQuick, quick_object
 from .plain import (
     PlainCandidate,
     PlainContract,
@@ -72,25 +73,34 @@ _REQUEST_FIELDS = _REQUEST_REQUIRED | {"delegation", "named", "expected_policy"}
 
 
 def load_plain(document: Any) -> PlainInput | None:
-    """The document as plain objects with its candidates in id order, or None when pydantic
-    must look at it (it is invalid, or this shortcut cannot tell)."""
+    """The parsed document as plain objects with its candidates in id order, or None when
+    pydantic must look at it (it is invalid, or this shortcut cannot tell)."""
+    shared = _Shared()
     try:
-        return _load(document)
-    except _Unsure:
+        items = document["candidates"] if type(document) is dict else None
+        if type(items) is not list:
+            raise _Unsure
+        return _load(document, [shared.candidate(item) for item in items], shared)
+    except (_Unsure, KeyError):
         return None
 
 
-def _load(document: Any) -> PlainInput:
-    doc = _fields(document, {"request", "contract", "candidates"}, {"directory"})
+def load_plain_text(text: str) -> PlainInput | None:
+    """`load_plain(json.loads(text))` for a `jsonio.quick_text`, each candidate's JSON let go
+    as soon as it is built (or None: parse it with `parse_json` and let pydantic look)."""
     shared = _Shared()
+    try:
+        document = quick_object(text, "candidates", shared.candidate)
+        return _load(document, document.get("candidates"), shared)
+    except (_Unsure, NotQuick):
+        return None
+
+
+def _load(document: dict[str, Any], pool: Any, shared: _Shared) -> PlainInput:
+    doc = _fields(document, {"request", "contract", "candidates"}, {"directory"})
     request = _request(doc["request"], shared)
     contract = _contract(doc["contract"], shared)
     directory = _directory(doc.get("directory", {}), shared)
-    items = doc["candidates"]
-    if type(items) is not list:
-        raise _Unsure
-    candidate = shared.candidate
-    pool = [candidate(item) for item in items]
     pool.sort(key=_by_id)
     plain = PlainInput(request, contract, directory, tuple(pool))
     if may_have_problems(plain):
@@ -139,6 +149,16 @@ def _integer(value: Any, low: int) -> int:
     return value
 
 
+_ABSENT: Any = object()
+
+
+def _enum(members: dict[str, Any], value: Any) -> Any:
+    member = members.get(value) if type(value) is str else None
+    if member is None:
+        raise _Unsure
+    return member
+
+
 def _score(value: Any) -> float:
     # A strict float field takes an int (not a bool) and makes it a float, as pydantic does.
     if type(value) is int:
@@ -155,9 +175,12 @@ class _Shared:
 
     def __init__(self) -> None:
         self.strings: dict[str, str] = {}
-        self.tuples: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.tuples: dict[tuple[str, ...], tuple[str, ...]] = {(): ()}
         self.dates: dict[str, dt.date] = {}
         self.ints: dict[int, int] = {}
+        self.layouts: set[tuple[str, ...]] = set()
+        """The field names (in order) of candidates seen to name only candidate fields and
+        every required one: a pool's candidates share a few layouts."""
 
     def string(self, value: Any) -> str:
         if type(value) is not str:
@@ -168,15 +191,23 @@ class _Shared:
         if type(value) is not list:
             raise _Unsure
         items = tuple(value)
-        for item in items:
-            if type(item) is not str:
-                raise _Unsure
-        return self.tuples.setdefault(items, items)
+        try:
+            known = self.tuples.get(items)  # only tuples of strings are kept
+        except TypeError:  # a list or an object among the items
+            raise _Unsure from None
+        if known is None:
+            for item in items:
+                if type(item) is not str:
+                    raise _Unsure
+            known = self.tuples[items] = items
+        return known
 
     def date(self, value: Any) -> dt.date:
-        day = self.dates.get(value) if type(value) is str else None
+        if type(value) is not str:
+            raise _Unsure
+        day = self.dates.get(value)
         if day is None:
-            if type(value) is not str or not _DATE.fullmatch(value):
+            if not _DATE.fullmatch(value):
                 raise _Unsure
             try:
                 day = dt.date.fromisoformat(value)
@@ -185,52 +216,64 @@ class _Shared:
             self.dates[value] = day
         return day
 
-    def optional_date(self, value: Any) -> dt.date | None:
-        return None if value is None else self.date(value)
-
     def candidate(self, item: Any) -> PlainCandidate:
         if type(item) is not dict:
             raise _Unsure
-        keys = item.keys()
-        if not keys >= _CANDIDATE_REQUIRED or not keys <= _CANDIDATE_FIELDS:
-            raise _Unsure
+        layout = tuple(item)
+        if layout not in self.layouts:
+            if not _CANDIDATE_REQUIRED <= set(layout) <= _CANDIDATE_FIELDS:
+                raise _Unsure
+            self.layouts.add(layout)
         get = item.get
         strings = self.strings_tuple
+        text = self.strings.setdefault
         c = PlainCandidate.__new__(PlainCandidate)
-        c.id = _identifier(item["id"])
-        c.entity = self.string(_identifier(item["entity"]))
+        c.id, entity, cls = item["id"], item["entity"], item["evidence_class"]
+        if type(c.id) is not str or type(entity) is not str or type(cls) is not str:
+            raise _Unsure
+        if not (c.id and entity and cls):
+            raise _Unsure
+        c.entity, c.evidence_class = text(entity, entity), text(cls, cls)
         c.allowed_roles = strings(item["allowed_roles"])
         c.allowed_purposes = strings(item["allowed_purposes"])
-        c.denied_roles = strings(get("denied_roles", []))
-        c.denied_principals = strings(get("denied_principals", []))
-        c.evidence_class = self.string(_identifier(item["evidence_class"]))
         c.supports = strings(item["supports"])
-        c.contradicts = strings(get("contradicts", []))
+        value = get("denied_roles", _ABSENT)
+        c.denied_roles = () if value is _ABSENT else strings(value)
+        value = get("denied_principals", _ABSENT)
+        c.denied_principals = () if value is _ABSENT else strings(value)
+        value = get("contradicts", _ABSENT)
+        c.contradicts = () if value is _ABSENT else strings(value)
+        value = get("depends_on", _ABSENT)
+        c.depends_on = () if value is _ABSENT else strings(value)
         c.valid_from = self.date(item["valid_from"])
-        c.valid_to = self.optional_date(get("valid_to"))
+        value = get("valid_to")
+        c.valid_to = None if value is None else self.date(value)
         c.superseded = _flag(get("superseded", False))
         c.superseded_by = _optional_string(get("superseded_by"))
-        tokens = _integer(item["tokens"], 0)
+        tokens = item["tokens"]
+        if type(tokens) is not int or tokens < 0:
+            raise _Unsure
         c.tokens = self.ints.setdefault(tokens, tokens)
         c.relevance = _score(item["relevance"])
-        c.content = _string(item["content"])
-        role = _ROLES.get(get("role", "evidence")) if type(get("role", "")) is str else None
-        requirement = get("requirement", "preferred")
-        requirement = _REQUIREMENTS.get(requirement) if type(requirement) is str else None
-        if role is None or requirement is None:
+        c.content = item["content"]
+        if type(c.content) is not str:
             raise _Unsure
+        value = get("role", _ABSENT)
+        role = OrderRole.EVIDENCE if value is _ABSENT else _enum(_ROLES, value)
+        value = get("requirement", _ABSENT)
+        requirement = Requirement.PREFERRED if value is _ABSENT else _enum(_REQUIREMENTS, value)
         c.role, c.requirement = role, requirement
-        c.forms = self.forms(get("forms", []))
-        floor = get("floor")
-        c.floor = None if floor is None else _integer(floor, 0)
-        c.depends_on = strings(get("depends_on", []))
+        value = get("forms", _ABSENT)
+        c.forms = () if value is _ABSENT else self.forms(value)
+        value = get("floor")
+        c.floor = None if value is None else _integer(value, 0)
         c.group = _optional_string(get("group"))
         c.group_required = _flag(get("group_required", False))
-        source = get("source")
-        if source is not None:
-            source = _fields(source, {"kind", "ref"})
-            source = PlainSource(_string(source["kind"]), _string(source["ref"]))
-        c.source = source
+        value = get("source")
+        if value is not None:
+            value = _fields(value, {"kind", "ref"})
+            value = PlainSource(_string(value["kind"]), _string(value["ref"]))
+        c.source = value
         # `Candidate`'s own rules (its model validator), in the same terms.
         if c.valid_to is not None and c.valid_to < c.valid_from:
             raise _Unsure
@@ -265,7 +308,7 @@ def _request(value: Any, shared: _Shared) -> PlainRequest:
             _identifier(d["on_behalf_of"]),
             shared.strings_tuple(d["scopes"]),
             shared.date(d["valid_from"]),
-            shared.optional_date(d.get("valid_to")),
+            None if d.get("valid_to") is None else shared.date(d["valid_to"]),
             _flag(d.get("revoked", False)),
         )
         if delegation.valid_to is not None and delegation.valid_to < delegation.valid_from:

@@ -26,7 +26,6 @@ An item enters with its dependencies and its group, or not at all.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .admit import Admission, Rejected
@@ -51,26 +50,45 @@ if TYPE_CHECKING:
     from .plain import AnyRequest as Request
 
 
-@dataclass(frozen=True, slots=True)
 class PlannedSlot:
     """A slot as the plan decides it (the output's `Slot`, without pydantic)."""
 
-    proposition: str
-    state: SlotState
-    resource_ids: tuple[str, ...]
-    reason: SlotReason
-    required: bool
+    __slots__ = ("proposition", "state", "resource_ids", "reason", "required")
+
+    def __init__(
+        self,
+        proposition: str,
+        state: SlotState,
+        resource_ids: tuple[str, ...],
+        reason: SlotReason,
+        required: bool,
+    ) -> None:
+        self.proposition = proposition
+        self.state = state
+        self.resource_ids = resource_ids
+        self.reason = reason
+        self.required = required
 
 
-@dataclass(slots=True)
 class Plan:
-    packet: list[Placement]
-    rejected: dict[str, Rejected]
-    slots: list[Any]
-    """`PlannedSlot`s (anything with their attributes: attest reads no more)."""
-    tokens_used: int
-    supporters: dict[str, list[Candidate]] = field(default_factory=dict)
-    contradictors: dict[str, list[Candidate]] = field(default_factory=dict)
+    __slots__ = ("packet", "rejected", "slots", "tokens_used", "supporters", "contradictors")
+
+    def __init__(
+        self,
+        packet: list[Placement],
+        rejected: dict[str, Rejected],
+        slots: list[Any],
+        tokens_used: int,
+        supporters: dict[str, list[Candidate]],
+        contradictors: dict[str, list[Candidate]],
+    ) -> None:
+        self.packet = packet
+        self.rejected = rejected
+        self.slots = slots
+        """`PlannedSlot`s (anything with their attributes: attest reads no more)."""
+        self.tokens_used = tokens_used
+        self.supporters = supporters
+        self.contradictors = contradictors
 
 
 def plan(

@@ -7,7 +7,6 @@ walks that closure and `Units.find_blocked` finds the items of U whose closure l
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .admit import Admission
@@ -22,12 +21,14 @@ if TYPE_CHECKING:
     from .plain import AnyRequest as Request
 
 
-@dataclass(slots=True)
 class Placement:
-    candidate: Candidate
-    form: Form
-    mandatory: bool
-    order: int
+    __slots__ = ("candidate", "form", "mandatory", "order")
+
+    def __init__(self, candidate: Candidate, form: Form, mandatory: bool, order: int) -> None:
+        self.candidate = candidate
+        self.form = form
+        self.mandatory = mandatory
+        self.order = order
 
 
 _MARK_STRENGTH = {
