@@ -138,21 +138,30 @@ def _sort_key(loc: list[Any]) -> list[tuple[bool, Any]]:
 # --------------------------------------------------------------------------- a quick read
 
 _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-_DIGITS = bytes(ord("0") if chr(i).isdigit() and i < 128 else ord(" ") for i in range(256))
-_LONG_NUMBER = b"0" * (MAX_NUMBER_DIGITS + 1)
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # its C scanner
+
+
+def _float(literal: str) -> float:
+    # `parse_json` refuses a run of more digits than MAX_NUMBER_DIGITS; a float literal that
+    # long goes back to it. (A long integer needs no such check here: every integer field
+    # refuses one above 2**53, and a string field any integer.)
+    if len(literal) > MAX_NUMBER_DIGITS:
+        raise NotQuick
+    return float(literal)
 
 
 class NotQuick(Exception):  # noqa: N818 - a signal: read the document the careful way
     pass
 
 
+_scan = json.JSONDecoder(parse_float=_float).scan_once  # type: ignore[attr-defined]  # C
+
+
 def quick_text(data: bytes) -> str:
     """`data` as text, or `NotQuick` when it might be a text `parse_json` refuses or reads
-    differently than `quick_object` would: not UTF-8, any surrogate escape, a long run of
-    digits (a byte order mark `quick_object` refuses itself)."""
-    if _SURROGATE_ESCAPE_BYTES.search(data) or data.translate(_DIGITS).find(_LONG_NUMBER) >= 0:
+    differently than `quick_object` would: not UTF-8, or any surrogate escape (a byte order
+    mark and long numbers `quick_object` refuses itself)."""
+    if b"\\u" in data and _SURROGATE_ESCAPE_BYTES.search(data):
         raise NotQuick
     try:
         return data.decode("utf-8")
@@ -166,8 +175,10 @@ def quick_object(text: str, key: str, convert: Callable[[Any], Any]) -> dict[str
 
     The value is `json.loads`'s (which `parse_json` gives for the same text). `NotQuick` (or
     whatever `convert` raises) when the text is anything else: not one object, a parse error,
-    a name given twice, `key` not a list. Nesting needs no check: the parser's own limit
-    raises, and `convert` is to refuse anything nested where it expects no nesting.
+    a name given twice, `key` not a list, a float literal longer than `MAX_NUMBER_DIGITS`.
+    What `parse_json` would refuse and this reads is for the caller's checks to refuse: an
+    integer of more digits (no integer field takes one above 2**53), nesting deeper than
+    `MAX_DEPTH` (none is expected; the parser's own limit raises long before Python's).
     """
     try:
         return _object(text, key, convert)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from operator import attrgetter
 from typing import Any
 
 from .codes import OrderRole, Requirement
@@ -81,7 +82,7 @@ def load_plain(document: Any) -> PlainInput | None:
         if type(items) is not list:
             raise _Unsure
         return _load(document, [shared.candidate(item) for item in items], shared)
-    except (_Unsure, KeyError):
+    except (_Unsure, KeyError, TypeError):
         return None
 
 
@@ -92,7 +93,7 @@ def load_plain_text(text: str) -> PlainInput | None:
     try:
         document = quick_object(text, "candidates", shared.candidate)
         return _load(document, document.get("candidates"), shared)
-    except (_Unsure, NotQuick):
+    except (_Unsure, NotQuick, TypeError):
         return None
 
 
@@ -101,15 +102,11 @@ def _load(document: dict[str, Any], pool: Any, shared: _Shared) -> PlainInput:
     request = _request(doc["request"], shared)
     contract = _contract(doc["contract"], shared)
     directory = _directory(doc.get("directory", {}), shared)
-    pool.sort(key=_by_id)
+    pool.sort(key=attrgetter("id"))
     plain = PlainInput(request, contract, directory, tuple(pool))
     if may_have_problems(plain):
         raise _Unsure
     return plain
-
-
-def _by_id(c: PlainCandidate) -> str:
-    return c.id
 
 
 def _fields(value: Any, required: set[str] | frozenset[str], optional: Any = ()) -> dict:
@@ -131,10 +128,6 @@ def _string(value: Any) -> str:
     if type(value) is not str:
         raise _Unsure
     return value
-
-
-def _optional_string(value: Any) -> str | None:
-    return None if value is None else _string(value)
 
 
 def _flag(value: Any) -> bool:
@@ -217,6 +210,8 @@ class _Shared:
         return day
 
     def candidate(self, item: Any) -> PlainCandidate:
+        """A candidate, its checks written out: a pool has many. (A value that cannot be
+        looked up, such as a list where a string belongs, raises `TypeError`: unsure too.)"""
         if type(item) is not dict:
             raise _Unsure
         layout = tuple(item)
@@ -225,18 +220,23 @@ class _Shared:
                 raise _Unsure
             self.layouts.add(layout)
         get = item.get
-        strings = self.strings_tuple
-        text = self.strings.setdefault
+        tuples, strings = self.tuples.get, self.strings_tuple
+        dates = self.dates.get
         c = PlainCandidate.__new__(PlainCandidate)
         c.id, entity, cls = item["id"], item["entity"], item["evidence_class"]
         if type(c.id) is not str or type(entity) is not str or type(cls) is not str:
             raise _Unsure
         if not (c.id and entity and cls):
             raise _Unsure
+        text = self.strings.setdefault
         c.entity, c.evidence_class = text(entity, entity), text(cls, cls)
-        c.allowed_roles = strings(item["allowed_roles"])
-        c.allowed_purposes = strings(item["allowed_purposes"])
-        c.supports = strings(item["supports"])
+        # Only lists of strings are kept in `tuples`: a hit needs no check.
+        value = item["allowed_roles"]
+        c.allowed_roles = (type(value) is list and tuples(tuple(value))) or strings(value)
+        value = item["allowed_purposes"]
+        c.allowed_purposes = (type(value) is list and tuples(tuple(value))) or strings(value)
+        value = item["supports"]
+        c.supports = (type(value) is list and tuples(tuple(value))) or strings(value)
         value = get("denied_roles", _ABSENT)
         c.denied_roles = () if value is _ABSENT else strings(value)
         value = get("denied_principals", _ABSENT)
@@ -245,30 +245,43 @@ class _Shared:
         c.contradicts = () if value is _ABSENT else strings(value)
         value = get("depends_on", _ABSENT)
         c.depends_on = () if value is _ABSENT else strings(value)
-        c.valid_from = self.date(item["valid_from"])
+        value = item["valid_from"]
+        c.valid_from = dates(value) or self.date(value)
         value = get("valid_to")
-        c.valid_to = None if value is None else self.date(value)
-        c.superseded = _flag(get("superseded", False))
-        c.superseded_by = _optional_string(get("superseded_by"))
-        tokens = item["tokens"]
-        if type(tokens) is not int or tokens < 0:
+        c.valid_to = None if value is None else (dates(value) or self.date(value))
+        value = get("superseded", False)
+        if value is not True and value is not False:
             raise _Unsure
-        c.tokens = self.ints.setdefault(tokens, tokens)
-        c.relevance = _score(item["relevance"])
+        c.superseded = value
+        value = get("superseded_by")
+        if value is not None and type(value) is not str:
+            raise _Unsure
+        c.superseded_by = value
+        value = item["tokens"]
+        if type(value) is not int or value < 0:
+            raise _Unsure
+        c.tokens = self.ints.setdefault(value, value)
+        value = item["relevance"]
+        c.relevance = value if type(value) is float and 0.0 <= value <= 1.0 else _score(value)
         c.content = item["content"]
         if type(c.content) is not str:
             raise _Unsure
         value = get("role", _ABSENT)
-        role = OrderRole.EVIDENCE if value is _ABSENT else _enum(_ROLES, value)
+        c.role = OrderRole.EVIDENCE if value is _ABSENT else _enum(_ROLES, value)
         value = get("requirement", _ABSENT)
-        requirement = Requirement.PREFERRED if value is _ABSENT else _enum(_REQUIREMENTS, value)
-        c.role, c.requirement = role, requirement
+        c.requirement = Requirement.PREFERRED if value is _ABSENT else _enum(_REQUIREMENTS, value)
         value = get("forms", _ABSENT)
         c.forms = () if value is _ABSENT else self.forms(value)
         value = get("floor")
         c.floor = None if value is None else _integer(value, 0)
-        c.group = _optional_string(get("group"))
-        c.group_required = _flag(get("group_required", False))
+        value = get("group")
+        if value is not None and type(value) is not str:
+            raise _Unsure
+        c.group = value
+        value = get("group_required", False)
+        if value is not True and value is not False:
+            raise _Unsure
+        c.group_required = value
         value = get("source")
         if value is not None:
             value = _fields(value, {"kind", "ref"})

@@ -164,7 +164,7 @@ def _tagged(item):
         '\ufeff{"c": []}',  # a byte order mark
         '{"c": [], "c": []}',  # a name twice
         '{"c": ["\\ud800"]}',  # half a surrogate pair
-        '{"c": [1' + "0" * 120 + "]}",  # a number nobody means
+        '{"c": [0.' + "0" * 120 + "1]}",  # a number nobody means
         '{"c": 1}',
         '{"c": []} trailing',
         "[]",
@@ -173,6 +173,13 @@ def _tagged(item):
 def test_the_quick_reader_leaves_doubtful_text_to_the_careful_parser(text):
     with pytest.raises(NotQuick):
         quick_object(quick_text(text.encode("utf-8", "surrogatepass")), "c", _tagged)
+
+
+def test_a_long_integer_is_read_and_left_to_pydantic_by_the_candidate_checks():
+    doc = document(candidate("a"))
+    text = json.dumps(doc).replace('"tokens": 100', '"tokens": 1' + "0" * 120)
+    assert quick_object(quick_text(text.encode()), "c", _tagged)["candidates"][0]["tokens"] > 0
+    assert load_plain_text(quick_text(text.encode())) is None
 
 
 def test_a_plain_compile_imports_neither_pydantic_nor_the_bundle_modules(tmp_path):
