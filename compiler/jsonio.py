@@ -224,14 +224,44 @@ def _skip(text: str, at: int) -> int:
     return match.end()
 
 
+# The candidates of a large document are read a chunk of about this many characters at a time
+# by orjson (faster than the standard parser); a chunk it cannot read is read one element at
+# a time by the standard parser.
+QUICK_CHUNK_CHARS = 1 << 21
+_ELEMENT_BOUNDARY = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
+
+
 def _converted_list(text: str, at: int, convert: Callable[[Any], Any]) -> tuple[list[Any], int]:
+    """The list starting at `at` with its elements converted, and the position after it.
+
+    A chunk is the text up to a `}, {` past `QUICK_CHUNK_CHARS`. Read as a list of its own, it
+    is one only if that `}` closes an element of this list: a `}` inside a string leaves the
+    chunk's last string open, a `}` inside an element leaves that element open, and either is
+    a parse error. Where orjson reads a number otherwise than `json` (an integer too large for
+    64 bits becomes a float), no candidate field accepts either value.
+    """
     if text[at] != "[":
         raise NotQuick
     items: list[Any] = []
     at = _skip(text, at + 1)
     if text[at] == "]":
         return items, at + 1
+    loads = _chunk_reader(len(text))
+    scan_until = at
     while True:
+        boundary = None
+        if loads is not None and at >= scan_until:
+            boundary = _ELEMENT_BOUNDARY.search(text, at + QUICK_CHUNK_CHARS)
+        if boundary is not None and loads is not None:
+            try:
+                chunk = loads("[" + text[at : boundary.start() + 1] + "]")
+            except ValueError:
+                scan_until = boundary.end()  # read this stretch element by element
+            else:
+                items.extend(map(convert, chunk))
+                del chunk
+                at = boundary.end() - 1
+                continue
         item, at = _scan(text, at)
         items.append(convert(item))
         at = _skip(text, at)
@@ -240,3 +270,13 @@ def _converted_list(text: str, at: int, convert: Callable[[Any], Any]) -> tuple[
         if text[at] != ",":
             raise NotQuick
         at = _skip(text, at + 1)
+
+
+def _chunk_reader(size: int) -> Callable[[str], Any] | None:
+    if size <= QUICK_CHUNK_CHARS:
+        return None  # a small document is read element by element, without importing orjson
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; reading is only slower without it
+        return None
+    return orjson.loads

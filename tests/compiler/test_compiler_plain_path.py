@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compiler_properties import ANY_DOC
 
-from compiler import InvalidInput, compile_input, load_input
+from compiler import InvalidInput, compile_input, jsonio, load_input
 from compiler.jsonio import NotQuick, quick_object, quick_text
 from compiler.output_text import compiled_pieces
 from compiler.pipeline import run
@@ -70,6 +70,18 @@ SPECIAL = [
 
 @pytest.mark.parametrize("doc", SPECIAL, ids=range(len(SPECIAL)))
 def test_plain_compile_writes_the_library_output_byte_for_byte(doc):
+    assert plain_text(doc) == library_text(doc)
+
+
+@pytest.mark.parametrize("doc", SPECIAL, ids=range(len(SPECIAL)))
+def test_reading_candidates_in_chunks_changes_nothing(doc, monkeypatch):
+    """Every `}, {` is tried as a chunk's end (those inside a form list or a string fail and
+    are read element by element)."""
+    doc = copy.deepcopy(doc)
+    doc["candidates"] += [candidate("z", content='x}, {"id": "no"}, {', forms=[
+        {"rank": 0, "tokens": 1, "content": "}, {"}, {"rank": 1, "tokens": 2, "content": "b"}]
+    )]  # fmt: skip
+    monkeypatch.setattr(jsonio, "QUICK_CHUNK_CHARS", 1)
     assert plain_text(doc) == library_text(doc)
 
 
@@ -145,10 +157,14 @@ def test_the_quick_reader_reads_what_json_reads(head, items, data):
     indent = data.draw(st.sampled_from([None, 0, 2]))
     separators = data.draw(st.sampled_from([None, (",", ":"), (" ,", " : ")]))
     text = json.dumps(value, indent=indent, separators=separators, ensure_ascii=False)
+    chunk = data.draw(st.sampled_from([jsonio.QUICK_CHUNK_CHARS, 1, 7]))
+    default, jsonio.QUICK_CHUNK_CHARS = jsonio.QUICK_CHUNK_CHARS, chunk
     try:
         read = quick_object(quick_text(text.encode("utf-8", "surrogatepass")), "c", _tagged)
     except NotQuick:
         return  # read the careful way instead
+    finally:
+        jsonio.QUICK_CHUNK_CHARS = default
     expected = json.loads(text)
     expected["c"] = [_tagged(item) for item in expected["c"]]
     assert read == expected
