@@ -143,6 +143,7 @@ def _integer(value: Any, low: int) -> int:
 
 
 _ABSENT: Any = object()
+_NO_ITEMS: list[str] = []  # compared with, never changed
 
 
 def _enum(members: dict[str, Any], value: Any) -> Any:
@@ -237,14 +238,30 @@ class _Shared:
         c.allowed_purposes = (type(value) is list and tuples(tuple(value))) or strings(value)
         value = item["supports"]
         c.supports = (type(value) is list and tuples(tuple(value))) or strings(value)
-        value = get("denied_roles", _ABSENT)
-        c.denied_roles = () if value is _ABSENT else strings(value)
-        value = get("denied_principals", _ABSENT)
-        c.denied_principals = () if value is _ABSENT else strings(value)
-        value = get("contradicts", _ABSENT)
-        c.contradicts = () if value is _ABSENT else strings(value)
-        value = get("depends_on", _ABSENT)
-        c.depends_on = () if value is _ABSENT else strings(value)
+        value = get("denied_roles", _NO_ITEMS)
+        c.denied_roles = (
+            ()
+            if value == _NO_ITEMS
+            else (type(value) is list and tuples(tuple(value))) or strings(value)
+        )
+        value = get("denied_principals", _NO_ITEMS)
+        c.denied_principals = (
+            ()
+            if value == _NO_ITEMS
+            else (type(value) is list and tuples(tuple(value))) or strings(value)
+        )
+        value = get("contradicts", _NO_ITEMS)
+        c.contradicts = (
+            ()
+            if value == _NO_ITEMS
+            else (type(value) is list and tuples(tuple(value))) or strings(value)
+        )
+        value = get("depends_on", _NO_ITEMS)
+        c.depends_on = (
+            ()
+            if value == _NO_ITEMS
+            else (type(value) is list and tuples(tuple(value))) or strings(value)
+        )
         value = item["valid_from"]
         c.valid_from = dates(value) or self.date(value)
         value = get("valid_to")
