@@ -51,22 +51,7 @@ _CANDIDATE_REQUIRED = frozenset(
     {"id", "entity", "allowed_roles", "allowed_purposes", "evidence_class", "supports"}
     | {"valid_from", "tokens", "relevance", "content"}
 )
-_CANDIDATE_FIELDS = _CANDIDATE_REQUIRED | {
-    "denied_roles",
-    "denied_principals",
-    "contradicts",
-    "valid_to",
-    "superseded",
-    "superseded_by",
-    "role",
-    "requirement",
-    "forms",
-    "floor",
-    "depends_on",
-    "group",
-    "group_required",
-    "source",
-}
+_CANDIDATE_FIELDS = frozenset(PlainCandidate.__slots__)
 _REQUEST_REQUIRED = frozenset(
     {"decision_type", "principal", "roles", "purpose", "entity", "decision_date", "token_budget"}
 )
@@ -144,6 +129,7 @@ def _integer(value: Any, low: int) -> int:
 
 _ABSENT: Any = object()
 _NO_ITEMS: list[str] = []  # compared with, never changed
+_OPTIONAL_LISTS = ("denied_roles", "denied_principals", "contradicts", "depends_on")
 
 
 def _enum(members: dict[str, Any], value: Any) -> Any:
@@ -238,30 +224,11 @@ class _Shared:
         c.allowed_purposes = (type(value) is list and tuples(tuple(value))) or strings(value)
         value = item["supports"]
         c.supports = (type(value) is list and tuples(tuple(value))) or strings(value)
-        value = get("denied_roles", _NO_ITEMS)
-        c.denied_roles = (
-            ()
-            if value == _NO_ITEMS
-            else (type(value) is list and tuples(tuple(value))) or strings(value)
-        )
-        value = get("denied_principals", _NO_ITEMS)
-        c.denied_principals = (
-            ()
-            if value == _NO_ITEMS
-            else (type(value) is list and tuples(tuple(value))) or strings(value)
-        )
-        value = get("contradicts", _NO_ITEMS)
-        c.contradicts = (
-            ()
-            if value == _NO_ITEMS
-            else (type(value) is list and tuples(tuple(value))) or strings(value)
-        )
-        value = get("depends_on", _NO_ITEMS)
-        c.depends_on = (
-            ()
-            if value == _NO_ITEMS
-            else (type(value) is list and tuples(tuple(value))) or strings(value)
-        )
+        for name in _OPTIONAL_LISTS:
+            value = get(name, _NO_ITEMS)
+            if value != _NO_ITEMS:
+                value = (type(value) is list and tuples(tuple(value))) or strings(value)
+            setattr(c, name, value or ())
         value = item["valid_from"]
         c.valid_from = dates(value) or self.date(value)
         value = get("valid_to")
