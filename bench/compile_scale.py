@@ -167,6 +167,15 @@ def seed_program(seed_file: str | None) -> str | None:
     return text[start : end + len(end_marker)] + "\n"
 
 
+def write_pool(size: int, path: Path) -> None:
+    """Write the pool's JSON from a child process of its own. A child started by this process
+    reports at least this process's own peak memory as its peak (the kernel counts the parent's
+    pages until the child's program replaces them), so this process never holds a large pool."""
+    subprocess.run(
+        [sys.executable, __file__, "--write-pool", str(size), str(path)], check=True, cwd=ROOT
+    )
+
+
 def run_child(command: list[str]) -> tuple[float, float]:
     """Wall seconds and peak resident MiB of one child process (its output discarded)."""
     start = time.perf_counter()
@@ -192,7 +201,7 @@ def whole_process(sizes: list[int], repeat: int, seed_file: str | None) -> int:
             Path(tmp, "driver.py").write_text(SEED_DRIVER, encoding="utf-8")
         for size in sizes:
             path = Path(tmp, f"pool-{size}.json")
-            path.write_text(json.dumps(make_document(size)), encoding="utf-8")
+            write_pool(size, path)
             ours_cmd = [sys.executable, "-m", "compiler", "compile", str(path)]
             seed_cmd = [sys.executable, str(Path(tmp, "driver.py")), tmp, str(path)]
             ours, seed, ours_mem, seed_mem = [], [], 0.0, 0.0
@@ -230,7 +239,7 @@ def memory(sizes: list[int]) -> int:
         floor = None
         for size in [1, *sizes]:
             path = Path(tmp, f"pool-{size}.json")
-            path.write_text(json.dumps(make_document(size)), encoding="utf-8")
+            write_pool(size, path)
             _, peak = run_child([sys.executable, "-m", "compiler", "compile", str(path)])
             path.unlink()
             if floor is None:
@@ -260,7 +269,12 @@ def main() -> int:
         action="store_true",
         help="peak memory of python -m compiler, per candidate (100k and 1M)",
     )
+    parser.add_argument("--write-pool", nargs=2, metavar=("SIZE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write_pool:
+        size, path = args.write_pool
+        Path(path).write_text(json.dumps(make_document(int(size))), encoding="utf-8")
+        return 0
     if args.memory:
         sizes = args.sizes if "--sizes" in sys.argv else [100_000, 1_000_000]
         return memory(sizes)

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .codes import Detail, OrderRole, Outcome, Pass, Reason
-from .models import Candidate, Contract, Request, TraceEntry
 from .resolve import Resolution
-from .trace import Trace
+from .trace import Trace, TraceRow
+
+if TYPE_CHECKING:
+    from .plain import AnyCandidate as Candidate
+    from .plain import AnyContract as Contract
+    from .plain import AnyRequest as Request
 
 Rejected = tuple[str, str | None]
 """A rejection as (reason, detail) in plain strings: see `trace` on why not enum members."""
@@ -45,20 +49,31 @@ _SUPERSEDED = (Reason.NOT_APPLICABLE.value, Detail.SUPERSEDED.value)
 _WRONG_CLASS = (Reason.WRONG_EVIDENCE_CLASS.value, None)
 
 
-@dataclass(frozen=True, slots=True)
 class Admission:
-    candidates: Sequence[Candidate]
-    """Every candidate, in id order."""
-    decisions: list[Rejected | None]
-    """For each candidate, in the same order, why it was rejected (None: admitted)."""
-    admitted: list[Candidate]
-    """U, in id order."""
-    speaks_to: dict[str, frozenset[str]]
-    """For each admitted candidate, the propositions its class lets it support or contradict."""
-    waiting: list[Candidate]
-    """Rejected only because they are not yet valid (and would pass the later checks), or
-    superseded by an item in force: the candidates whose dates bound how long this admitted
-    set stays the same."""
+    # (A plain class rather than a dataclass: a small compile is mostly its imports.)
+    __slots__ = ("candidates", "decisions", "admitted", "speaks_to", "waiting")
+
+    def __init__(
+        self,
+        candidates: Sequence[Candidate],
+        decisions: list[Rejected | None],
+        admitted: list[Candidate],
+        speaks_to: dict[str, frozenset[str]],
+        waiting: list[Candidate],
+    ) -> None:
+        self.candidates = candidates
+        """Every candidate, in id order."""
+        self.decisions = decisions
+        """For each candidate, in the same order, why it was rejected (None: admitted)."""
+        self.admitted = admitted
+        """U, in id order."""
+        self.speaks_to = speaks_to
+        """For each admitted candidate, the propositions its class lets it support or
+        contradict."""
+        self.waiting = waiting
+        """Rejected only because they are not yet valid (and would pass the later checks), or
+        superseded by an item in force: the candidates whose dates bound how long this
+        admitted set stays the same."""
 
     def rejection(self, candidate_id: str) -> Rejected | None:
         for c, decision in zip(self.candidates, self.decisions, strict=True):
@@ -72,26 +87,14 @@ class Admission:
             if decision is not None:
                 yield c.id, decision
 
-    def trace_entries(self) -> Iterator[TraceEntry]:
+    def trace_rows(self) -> Iterator[TraceRow]:
         admit_pass = Pass.ADMIT.value
         admitted, rejected = Outcome.ADMITTED.value, Outcome.REJECTED.value
         for c, decision in zip(self.candidates, self.decisions, strict=True):
             if decision is None:
-                yield {
-                    "id": c.id,
-                    "pass": admit_pass,
-                    "outcome": admitted,
-                    "reason": None,
-                    "detail": None,
-                }
+                yield (c.id, admit_pass, admitted, None, None)
             else:
-                yield {
-                    "id": c.id,
-                    "pass": admit_pass,
-                    "outcome": rejected,
-                    "reason": decision[0],
-                    "detail": decision[1],
-                }
+                yield (c.id, admit_pass, rejected, decision[0], decision[1])
 
 
 def accepted_classes(contract: Contract) -> dict[str, frozenset[str]]:
@@ -163,7 +166,7 @@ def admit(
             admitted.append(c)
         decide(failure)
     admission = Admission(candidates, decisions, admitted, speaks_to, waiting)
-    trace.add_segment(admission.trace_entries)
+    trace.add_segment(admission.trace_rows)
     return admission
 
 

@@ -9,70 +9,21 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from .admit import Admission
 from .canonical import sha256_hex
 from .codes import Outcome, Pass, RefusalReason, Result, SlotState
+from .compiled import Compiled, RejectionRow, contract_ref, normalised_request
 from .errors import Refused
-from .models import (
-    Candidate,
-    CompileInput,
-    CompileOutput,
-    Contract,
-    ContractRef,
-    NormalisedRequest,
-    PacketItem,
-    Rejection,
-)
 from .plan import Plan
-from .records import Records
 from .resolve import Resolution
 from .trace import Trace
 from .version import COMPILER_VERSION
 
-
-def contract_ref(document: CompileInput) -> ContractRef:
-    contract = document.contract
-    return ContractRef(
-        decision_type=contract.decision_type,
-        version=contract.version,
-        sha256=contract_sha256(contract),
-    )
-
-
-# The last contract hashed (the object itself, kept alive) and its sha256. A sweep compiles
-# the same contract object a dozen times or more, and a run through the workbench all its
-# scenarios with one; its RFC 8785 serialisation cost more than the rest of a small compile.
-# Models are frozen, so an object's hash never changes; the pair is read and replaced whole,
-# so threads cannot see one contract with another's hash.
-_last_contract: tuple[Contract, str] | None = None
-
-
-def contract_sha256(contract: Contract) -> str:
-    global _last_contract
-    last = _last_contract
-    if last is not None and last[0] is contract:
-        return last[1]
-    digest = sha256_hex(contract.model_dump(mode="json"))
-    _last_contract = (contract, digest)
-    return digest
-
-
-def normalised_request(document: CompileInput, resolution: Resolution) -> NormalisedRequest:
-    request = document.request
-    return NormalisedRequest(
-        decision_type=request.decision_type,
-        principal=request.principal,
-        roles=tuple(sorted(set(request.roles))),
-        effective_roles=tuple(sorted(resolution.effective_roles)),
-        purpose=request.purpose,
-        entity=resolution.entity,
-        entity_as_given=request.entity,
-        decision_date=request.decision_date,
-        token_budget=request.token_budget,
-        delegation=request.delegation,
-        named=tuple(request.named),
-    )
+if TYPE_CHECKING:
+    from .plain import AnyCandidate as Candidate
+    from .plain import AnyInput as CompileInput
 
 
 def attest(
@@ -82,29 +33,25 @@ def attest(
     admission: Admission,
     planned: Plan,
     trace: Trace,
-) -> CompileOutput:
+) -> Compiled:
     check_invariants(document, admission, planned)
     contract = contract_ref(document)
     request = normalised_request(document, resolution)
+    speaks_to = admission.speaks_to
     packet = tuple(
-        PacketItem(
-            id=pl.candidate.id,
-            role=pl.candidate.role,
-            form_rank=pl.form.rank,
-            tokens=pl.form.tokens,
-            content=pl.form.content,
-            evidence_class=pl.candidate.evidence_class,
-            requirement=pl.candidate.requirement,
-            supports=tuple(
-                p for p in pl.candidate.supports if p in admission.speaks_to[pl.candidate.id]
-            ),
-            contradicts=tuple(
-                p for p in pl.candidate.contradicts if p in admission.speaks_to[pl.candidate.id]
-            ),
-        )
+        {
+            "id": pl.candidate.id,
+            "role": pl.candidate.role,
+            "form_rank": pl.form.rank,
+            "tokens": pl.form.tokens,
+            "content": pl.form.content,
+            "evidence_class": pl.candidate.evidence_class,
+            "requirement": pl.candidate.requirement,
+            "supports": [p for p in pl.candidate.supports if p in speaks_to[pl.candidate.id]],
+            "contradicts": [p for p in pl.candidate.contradicts if p in speaks_to[pl.candidate.id]],
+        }
         for pl in planned.packet
     )
-    rejected = Records(build=lambda: _rejections(admission, planned))
     blocking = tuple(
         s.proposition for s in planned.slots if s.required and s.state != SlotState.SUPPORTED
     )
@@ -114,18 +61,17 @@ def attest(
     plan_id = sha256_hex(
         {
             "compiler_version": COMPILER_VERSION,
-            "contract": contract.sha256,
-            "request": request.model_dump(mode="json"),
+            "contract": contract["sha256"],
+            "request": request,
             "admitted": admitted_digest,
-            "packet": [[i.id, i.form_rank, i.tokens] for i in packet],
+            "packet": [[i["id"], i["form_rank"], i["tokens"]] for i in packet],
             "slots": [[s.proposition, s.state, list(s.resource_ids)] for s in planned.slots],
         }
     )
     trace.add(Pass.ATTEST, Outcome.ATTESTED, reason=None, detail=plan_id)
-    return CompileOutput.model_construct(
-        result=Result.COMPILED,
+    return Compiled(
+        result=Result.COMPILED.value,
         plan_id=plan_id,
-        compiler_version=COMPILER_VERSION,
         contract=contract,
         request=request,
         token_budget=document.request.token_budget,
@@ -134,14 +80,13 @@ def attest(
         slots=tuple(planned.slots),
         decision_ready=not blocking,
         blocking=blocking,
-        rejected=rejected,
+        rejections=lambda: _rejections(admission, planned),
         valid_until=valid_until(document, by_id, admission),
-        trace=trace.records(),
-        refusal=None,
+        trace=trace.snapshot(),
     )
 
 
-def _rejections(admission: Admission, planned: Plan) -> Iterator[Rejection]:
+def _rejections(admission: Admission, planned: Plan) -> Iterator[RejectionRow]:
     """Every candidate not in the packet, in id order, with its reason and detail."""
     later = planned.rejected
     for c, decision in zip(admission.candidates, admission.decisions, strict=True):
@@ -149,7 +94,7 @@ def _rejections(admission: Admission, planned: Plan) -> Iterator[Rejection]:
             decision = later.get(c.id)
             if decision is None:
                 continue
-        yield {"id": c.id, "reason": decision[0], "detail": decision[1]}
+        yield (c.id, decision[0], decision[1])
 
 
 def valid_until(

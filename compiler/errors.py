@@ -7,11 +7,12 @@ it into a refused `CompileOutput` with the trace so far (exit 1).
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from .codes import Pass, RefusalReason
+
+if TYPE_CHECKING:  # a compile of valid input never imports pydantic
+    from pydantic import ValidationError
 
 
 class InvalidInput(ValueError):

@@ -10,13 +10,15 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
-from .models import Candidate
+if TYPE_CHECKING:
+    from .plain import AnyCandidate as Candidate
 
 _ID = attrgetter("id")
 
 
-class CandidateIndex(Mapping[str, Candidate]):
+class CandidateIndex(Mapping[str, "Candidate"]):
     __slots__ = ("candidates",)
 
     def __init__(self, candidates: Sequence[Candidate]) -> None:

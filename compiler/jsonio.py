@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
-
-from pydantic_core import from_json
 
 from .errors import InvalidInput
 
@@ -73,6 +71,8 @@ def _loads(text: str) -> Any:
     text (a lone surrogate escape, malformed JSON), `json.loads` decides, so the value and
     every error message are `json.loads`'s own.
     """
+    from pydantic_core import from_json  # imported here: a small compile never needs it
+
     try:
         return from_json(text)
     except ValueError:
@@ -133,3 +133,150 @@ def _lone_surrogates(value: Any, loc: list[Any]) -> Iterator[list[Any]]:
 
 def _sort_key(loc: list[Any]) -> list[tuple[bool, Any]]:
     return [(isinstance(part, str), part) for part in loc]
+
+
+# --------------------------------------------------------------------------- a quick read
+
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _float(literal: str) -> float:
+    # `parse_json` refuses a run of more digits than MAX_NUMBER_DIGITS; a float literal that
+    # long goes back to it. (A long integer needs no such check here: every integer field
+    # refuses one above 2**53, and a string field any integer.)
+    if len(literal) > MAX_NUMBER_DIGITS:
+        raise NotQuick
+    return float(literal)
+
+
+class NotQuick(Exception):  # noqa: N818 - a signal: read the document the careful way
+    pass
+
+
+_scan = json.JSONDecoder(parse_float=_float).scan_once  # type: ignore[attr-defined]  # C
+
+
+def quick_text(data: bytes) -> str:
+    """`data` as text, or `NotQuick` when it might be a text `parse_json` refuses or reads
+    differently than `quick_object` would: not UTF-8, or any surrogate escape (a byte order
+    mark and long numbers `quick_object` refuses itself)."""
+    if b"\\u" in data and _SURROGATE_ESCAPE_BYTES.search(data):
+        raise NotQuick
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise NotQuick from None
+
+
+def quick_object(text: str, key: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    """The JSON object of a `quick_text`, with each element of its list `key` passed through
+    `convert` as soon as it is parsed, so the parsed elements are never all in memory at once.
+
+    The value is `json.loads`'s (which `parse_json` gives for the same text). `NotQuick` (or
+    whatever `convert` raises) when the text is anything else: not one object, a parse error,
+    a name given twice, `key` not a list, a float literal longer than `MAX_NUMBER_DIGITS`.
+    What `parse_json` would refuse and this reads is for the caller's checks to refuse: an
+    integer of more digits (no integer field takes one above 2**53), nesting deeper than
+    `MAX_DEPTH` (none is expected; the parser's own limit raises long before Python's).
+    """
+    try:
+        return _object(text, key, convert)
+    except (ValueError, RecursionError, IndexError, StopIteration):
+        raise NotQuick from None
+
+
+def _object(text: str, key: str, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    at = _skip(text, 0)
+    if text[at] != "{":
+        raise NotQuick
+    value: dict[str, Any] = {}
+    at = _skip(text, at + 1)
+    more = text[at] != "}"
+    if not more:
+        at = _skip(text, at + 1)
+    while more:
+        if text[at] != '"':
+            raise NotQuick
+        name, at = _scan(text, at)
+        at = _skip(text, at)
+        if text[at] != ":" or name in value:
+            raise NotQuick
+        at = _skip(text, at + 1)
+        if name == key:
+            value[name], at = _converted_list(text, at, convert)
+        else:
+            value[name], at = _scan(text, at)
+        at = _skip(text, at)
+        more = text[at] == ","
+        if not more and text[at] != "}":
+            raise NotQuick
+        at = _skip(text, at + 1)
+    if at != len(text):
+        raise NotQuick
+    return value
+
+
+def _skip(text: str, at: int) -> int:
+    """The position of the first character at or after `at` that is not JSON whitespace."""
+    match = _WHITESPACE.match(text, at)
+    assert match is not None  # it matches the empty string at least
+    return match.end()
+
+
+# The candidates of a large document are read a chunk of about this many characters at a time
+# by orjson (faster than the standard parser); a chunk it cannot read is read one element at
+# a time by the standard parser.
+QUICK_CHUNK_CHARS = 1 << 21
+_ELEMENT_BOUNDARY = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
+
+
+def _converted_list(text: str, at: int, convert: Callable[[Any], Any]) -> tuple[list[Any], int]:
+    """The list starting at `at` with its elements converted, and the position after it.
+
+    A chunk is the text up to a `}, {` past `QUICK_CHUNK_CHARS`. Read as a list of its own, it
+    is one only if that `}` closes an element of this list: a `}` inside a string leaves the
+    chunk's last string open, a `}` inside an element leaves that element open, and either is
+    a parse error. Where orjson reads a number otherwise than `json` (an integer too large for
+    64 bits becomes a float), no candidate field accepts either value.
+    """
+    if text[at] != "[":
+        raise NotQuick
+    items: list[Any] = []
+    at = _skip(text, at + 1)
+    if text[at] == "]":
+        return items, at + 1
+    loads = _chunk_reader(len(text))
+    scan_until = at
+    while True:
+        boundary = None
+        if loads is not None and at >= scan_until:
+            boundary = _ELEMENT_BOUNDARY.search(text, at + QUICK_CHUNK_CHARS)
+        if boundary is not None and loads is not None:
+            try:
+                chunk = loads("[" + text[at : boundary.start() + 1] + "]")
+            except ValueError:
+                scan_until = boundary.end()  # read this stretch element by element
+            else:
+                items.extend(map(convert, chunk))
+                del chunk
+                at = boundary.end() - 1
+                continue
+        item, at = _scan(text, at)
+        items.append(convert(item))
+        at = _skip(text, at)
+        if text[at] == "]":
+            return items, at + 1
+        if text[at] != ",":
+            raise NotQuick
+        at = _skip(text, at + 1)
+
+
+def _chunk_reader(size: int) -> Callable[[str], Any] | None:
+    if size <= QUICK_CHUNK_CHARS:
+        return None  # a small document is read element by element, without importing orjson
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - a dependency; reading is only slower without it
+        return None
+    return orjson.loads

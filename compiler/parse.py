@@ -7,8 +7,12 @@ which decision type and policy the request was parsed against.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .codes import Outcome, Pass
-from .models import CompileInput
+
+if TYPE_CHECKING:
+    from .plain import AnyInput as CompileInput
 from .trace import Trace
 
 

@@ -1,24 +1,41 @@
-"""`compile_input`: the six passes in order, and the one place refusals become output."""
+"""`compile_input`: the six passes in order, and the one place refusals become output.
+
+`run` is the compile itself and needs no pydantic: it takes a validated `CompileInput` or the
+CLI's plain twin of one (`plain`) and returns a `Compiled`. `compile_input` is the library's
+interface around it, returning the `CompileOutput` model.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .admit import admit
-from .attest import attest, contract_ref, normalised_request
+from .attest import attest
 from .codes import Outcome, Result
+from .compiled import Compiled, contract_ref, normalised_request
 from .errors import Refused
 from .index import CandidateIndex
-from .models import CompileInput, CompileOutput, Refusal
 from .parse import parse
 from .plan import plan
 from .resolve import Resolution, resolve
 from .trace import Trace
 from .typecheck import type_check
-from .version import COMPILER_VERSION
+
+if TYPE_CHECKING:
+    from .models import CompileInput, CompileOutput
+    from .plain import AnyInput
 
 
 def compile_input(document: CompileInput) -> CompileOutput:
     """Compile one validated input. Pure: the same input, in any candidate order, gives the same
     output; nothing is read from a clock, the network, a file or a random source."""
+    from .output_model import to_output
+
+    return to_output(run(document))
+
+
+def run(document: AnyInput) -> Compiled:
+    """`compile_input` before its output is made a model."""
     trace = Trace()
     # Every later choice breaks ties on id, so id order makes the output order-independent.
     # Validation already delivers that order; a document assembled by hand may not.
@@ -34,12 +51,15 @@ def compile_input(document: CompileInput) -> CompileOutput:
         return attest(document, by_id, resolution, admission, planned, trace)
     except Refused as refused:
         trace.add(refused.pass_, Outcome.REFUSED, reason=refused.reason, detail=refused.detail)
-        return CompileOutput(
-            result=Result.REFUSED,
-            compiler_version=COMPILER_VERSION,
+        return Compiled(
+            result=Result.REFUSED.value,
             contract=contract_ref(document),
             request=normalised_request(document, resolution) if resolution else None,
             token_budget=document.request.token_budget,
-            trace=trace.records(),
-            refusal=Refusal(pass_=refused.pass_, reason=refused.reason, detail=refused.detail),
+            trace=trace.snapshot(),
+            refusal=(
+                refused.pass_.value,
+                refused.reason.value,
+                None if refused.detail is None else str(refused.detail),
+            ),
         )

@@ -25,8 +25,8 @@ An item enters with its dependencies and its group, or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .admit import Admission, Rejected
 from .codes import (
@@ -40,26 +40,55 @@ from .codes import (
     SlotState,
 )
 from .errors import Refused
-from .models import Candidate, Contract, Form, Proposition, Request, Slot
+from .plan_units import Placement, Units
 from .trace import Trace
 
-
-@dataclass(slots=True)
-class Placement:
-    candidate: Candidate
-    form: Form
-    mandatory: bool
-    order: int
+if TYPE_CHECKING:
+    from .plain import AnyCandidate as Candidate
+    from .plain import AnyContract as Contract
+    from .plain import AnyProposition as Proposition
+    from .plain import AnyRequest as Request
 
 
-@dataclass(slots=True)
+class PlannedSlot:
+    """A slot as the plan decides it (the output's `Slot`, without pydantic)."""
+
+    __slots__ = ("proposition", "state", "resource_ids", "reason", "required")
+
+    def __init__(
+        self,
+        proposition: str,
+        state: SlotState,
+        resource_ids: tuple[str, ...],
+        reason: SlotReason,
+        required: bool,
+    ) -> None:
+        self.proposition = proposition
+        self.state = state
+        self.resource_ids = resource_ids
+        self.reason = reason
+        self.required = required
+
+
 class Plan:
-    packet: list[Placement]
-    rejected: dict[str, Rejected]
-    slots: list[Slot]
-    tokens_used: int
-    supporters: dict[str, list[Candidate]] = field(default_factory=dict)
-    contradictors: dict[str, list[Candidate]] = field(default_factory=dict)
+    __slots__ = ("packet", "rejected", "slots", "tokens_used", "supporters", "contradictors")
+
+    def __init__(
+        self,
+        packet: list[Placement],
+        rejected: dict[str, Rejected],
+        slots: list[Any],
+        tokens_used: int,
+        supporters: dict[str, list[Candidate]],
+        contradictors: dict[str, list[Candidate]],
+    ) -> None:
+        self.packet = packet
+        self.rejected = rejected
+        self.slots = slots
+        """`PlannedSlot`s (anything with their attributes: attest reads no more)."""
+        self.tokens_used = tokens_used
+        self.supporters = supporters
+        self.contradictors = contradictors
 
 
 def plan(
@@ -72,120 +101,7 @@ def plan(
     return _Planner(request, contract, admission, by_id, trace).run()
 
 
-class _Planner:
-    def __init__(
-        self,
-        request: Request,
-        contract: Contract,
-        admission: Admission,
-        by_id: Mapping[str, Candidate],
-        trace: Trace,
-    ) -> None:
-        self.request = request
-        self.contract = contract
-        self.policy = contract.policy
-        self.budget = request.token_budget
-        self.admission = admission
-        self.by_id = by_id
-        self.trace = trace
-        self.universe = {c.id: c for c in admission.admitted}
-        self.placed: dict[str, Placement] = {}
-        self.used = 0
-        self.marks: dict[str, Reason] = {}
-        self.group_members: dict[str, list[str]] = {}
-        for c in admission.candidates:
-            if c.group is not None:
-                self.group_members.setdefault(c.group, []).append(c.id)
-        self.cheapest: dict[str, Form] = {}
-        self.blocked: set[str] = set()  # in U, but a dependency or group member is not
-
-    # ------------------------------------------------------------------ units
-
-    def form_for(self, candidate: Candidate) -> Form:
-        form = self.cheapest.get(candidate.id)
-        if form is None:
-            form = candidate.allowed_forms()[0]
-            self.cheapest[candidate.id] = form
-        return form
-
-    def unit(self, head: Candidate) -> list[Candidate]:
-        """The head with everything that must travel with it and is not placed yet,
-        dependencies first.
-
-        A depth-first walk in post-order, with an explicit stack (a document cannot drive it
-        into Python's recursion limit). Placed items are not entered: what is placed is always
-        closed under "travels with", so nothing unplaced lies behind them, and leaving them out
-        keeps the order of the rest. Each group's member list is scanned once per walk through
-        a shared cursor: a scan that resumes skips only members some deeper scan already took.
-        """
-        placed = self.placed
-        if head.id in placed:
-            return []
-        if not head.depends_on and head.group is None:
-            return [head]
-        ordered: list[Candidate] = []
-        by_id = self.by_id
-        seen: set[str] = {head.id}
-        cursors: dict[str, int] = {}
-        # Each frame: the item, the position in its dependencies, and whether its group is
-        # being scanned (the position in the group lives in `cursors`).
-        stack: list[list] = [[head, 0]]
-        while stack:
-            frame = stack[-1]
-            item = frame[0]
-            deps = item.depends_on
-            child: Candidate | None = None
-            while frame[1] < len(deps):
-                dependency = deps[frame[1]]
-                frame[1] += 1
-                if dependency not in seen:
-                    seen.add(dependency)
-                    if dependency not in placed:
-                        child = by_id[dependency]
-                        break
-            if child is None and item.group is not None:
-                members = self.group_members[item.group]
-                at = cursors.get(item.group, 0)
-                while at < len(members):
-                    member = members[at]
-                    at += 1
-                    if member not in seen:
-                        seen.add(member)
-                        if member not in placed:
-                            child = by_id[member]
-                            break
-                cursors[item.group] = at
-            if child is not None:
-                stack.append([child, 0])
-                continue
-            stack.pop()
-            ordered.append(item)
-        return ordered
-
-    def unit_cost(self, members: Iterable[Candidate]) -> int:
-        return sum(self.form_for(m).tokens for m in members if m.id not in self.placed)
-
-    def place(
-        self, members: list[Candidate], *, mandatory: bool, why: str, about: str | None
-    ) -> list[str]:
-        """Place the members not placed yet; return their ids in the order placed."""
-        added = []
-        for member in members:
-            if member.id in self.placed:
-                continue
-            form = self.form_for(member)
-            self.placed[member.id] = Placement(member, form, mandatory, len(self.placed))
-            self.used += form.tokens
-            self.trace.add(Pass.PLAN, Outcome.SELECTED, member.id, why, about)
-            added.append(member.id)
-        return added
-
-    def mark(self, candidate: Candidate, reason: Reason) -> None:
-        # A budget shortfall explains more than a low score, which explains more than disuse.
-        current = self.marks.get(candidate.id)
-        if current is None or _MARK_STRENGTH[reason] > _MARK_STRENGTH[current]:
-            self.marks[candidate.id] = reason
-
+class _Planner(Units):
     # ------------------------------------------------------------------ steps
 
     def run(self) -> Plan:
@@ -195,44 +111,6 @@ class _Planner:
         self.place_context()
         self.upgrade_forms()
         return self.finish()
-
-    def find_blocked(self) -> None:
-        """Items of U whose unit reaches an item outside U, by one walk back from those items
-        along "travels with" (dependents, and the whole group of a member): linear in the
-        size of the graph however long its chains or large its groups."""
-        dependents: dict[str, list[str]] = {}
-        group_of: dict[str, str] = {}
-        for c in self.admission.candidates:
-            for dependency in c.depends_on:
-                dependents.setdefault(dependency, []).append(c.id)
-            if c.group is not None:
-                group_of[c.id] = c.group
-        universe = self.universe
-        bad = {
-            c.id
-            for c in self.admission.candidates
-            if c.id not in universe and (c.id in dependents or c.group is not None)
-        }
-        bad_groups: set[str] = set()
-        pending = list(bad)
-        while pending:
-            item_id = pending.pop()
-            reached = list(dependents.get(item_id, ()))
-            group = group_of.get(item_id)
-            if group is not None and group not in bad_groups:
-                bad_groups.add(group)
-                reached.extend(self.group_members[group])
-            for other in reached:
-                if other not in bad:
-                    bad.add(other)
-                    pending.append(other)
-        self.blocked = {item_id for item_id in bad if item_id in universe}
-        for group, members in sorted(self.group_members.items()):
-            if not any(self.by_id[m].group_required for m in members):
-                continue
-            present = [m for m in members if m in self.universe]
-            if present and any(m in self.blocked or m not in self.universe for m in members):
-                raise Refused(Pass.PLAN, RefusalReason.REQUIRED_GROUP_UNSATISFIED, group)
 
     def place_obligations(self) -> None:
         for name in self.request.named:
@@ -462,7 +340,7 @@ class _Planner:
         slots = [self.slot(p) for p in self.contract.propositions]
         return Plan(packet, rejected, slots, self.used, self.supporters, self.contradictors)
 
-    def slot(self, proposition: Proposition) -> Slot:
+    def slot(self, proposition: Proposition) -> PlannedSlot:
         key = proposition.key
         supporters = self.supporters[key]
         contradictors = self.contradictors[key]
@@ -480,20 +358,7 @@ class _Planner:
             state, reason, ids = SlotState.UNKNOWN, SlotReason.EVIDENCE_OVER_BUDGET, []
         else:
             state, reason, ids = SlotState.UNKNOWN, SlotReason.NO_ADMISSIBLE_EVIDENCE, []
-        return Slot(
-            proposition=key,
-            state=state,
-            resource_ids=tuple(ids),
-            reason=reason,
-            required=proposition.required,
-        )
-
-
-_MARK_STRENGTH = {
-    Reason.NOT_NEEDED_FOR_CONTRACT: 0,
-    Reason.BELOW_MIN_RELEVANCE: 1,
-    Reason.BUDGET_EXCEEDED: 2,
-}
+        return PlannedSlot(key, state, tuple(ids), reason, proposition.required)
 
 
 __all__ = ["Placement", "Plan", "plan", "OrderRole"]

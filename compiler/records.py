@@ -9,10 +9,23 @@ output therefore carries those lists as `Records`, which behave as a tuple of di
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, get_args, overload
+from typing import TYPE_CHECKING, Any, TypedDict, get_args, overload
 
-from pydantic import GetCoreSchemaHandler
-from pydantic_core import core_schema
+if TYPE_CHECKING:  # pydantic is imported only when a model is built around these
+    from pydantic import GetCoreSchemaHandler
+    from pydantic_core import core_schema
+
+# "pass" is a Python keyword, so the trace entry is declared in the functional form.
+TraceEntry = TypedDict(
+    "TraceEntry",
+    {"id": str | None, "pass": str, "outcome": str, "reason": str | None, "detail": str | None},
+)
+
+
+class Rejection(TypedDict):
+    id: str
+    reason: str
+    detail: str | None
 
 
 class Records[T](Sequence[T]):
@@ -61,6 +74,8 @@ class Records[T](Sequence[T]):
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
+        from pydantic_core import core_schema
+
         (item_type,) = get_args(source) or (Any,)
         items = core_schema.list_schema(handler.generate_schema(item_type))
         from_json = core_schema.no_info_after_validator_function(cls, items)

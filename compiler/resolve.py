@@ -7,21 +7,50 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .codes import Outcome, Pass, RefusalReason
 from .errors import Refused
-from .models import Delegation, Directory, Request
+
+if TYPE_CHECKING:
+    from .plain import AnyDelegation as Delegation
+    from .plain import AnyDirectory as Directory
+    from .plain import AnyRequest as Request
 from .trace import Trace
 
 
-@dataclass(frozen=True, slots=True)
 class Resolution:
-    entity: str
-    effective_roles: frozenset[str]
-    principal_roles: frozenset[str] = frozenset()
-    """The principal's own roles, expanded, before any delegation scoping: a deny on any of
-    them still applies when a service acts on the principal's behalf."""
+    __slots__ = ("entity", "effective_roles", "principal_roles")
+
+    def __init__(
+        self,
+        entity: str,
+        effective_roles: frozenset[str],
+        principal_roles: frozenset[str] = frozenset(),
+    ) -> None:
+        self.entity = entity
+        self.effective_roles = effective_roles
+        self.principal_roles = principal_roles
+        """The principal's own roles, expanded, before any delegation scoping: a deny on any
+        of them still applies when a service acts on the principal's behalf."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Resolution):
+            return NotImplemented
+        return (self.entity, self.effective_roles, self.principal_roles) == (
+            other.entity,
+            other.effective_roles,
+            other.principal_roles,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.entity, self.effective_roles, self.principal_roles))
+
+    def __repr__(self) -> str:
+        return (
+            f"Resolution(entity={self.entity!r}, effective_roles={self.effective_roles!r}, "
+            f"principal_roles={self.principal_roles!r})"
+        )
 
 
 def resolve(request: Request, directory: Directory, trace: Trace) -> Resolution:

@@ -1,8 +1,9 @@
 """The compile trace: one entry per decision, ids and reason codes only, never content.
 
 Request-level passes add entries one at a time. The admission pass decides for every candidate
-and hands the trace a *segment* that writes its entries only when the trace is read (see
-`records`). Entries hold plain strings, not enum members.
+and hands the trace a *segment* that produces its entries only when the trace is read. Entries
+are kept as rows, `(id, pass, outcome, reason, detail)` of plain strings (not enum members):
+the CLI writes them straight out (`output_text`), and `records` makes the output's dicts.
 """
 
 from __future__ import annotations
@@ -10,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from .codes import Outcome, Pass
-from .models import TraceEntry
-from .records import Records
+from .records import Records, TraceEntry
+
+TraceRow = tuple[str | None, str, str, str | None, str | None]
+"""A trace entry as (id, pass, outcome, reason, detail)."""
+
+TRACE_KEYS = ("id", "pass", "outcome", "reason", "detail")
 
 
 class Trace:
@@ -20,7 +25,7 @@ class Trace:
     __slots__ = ("_segments",)
 
     def __init__(self) -> None:
-        self._segments: list[list[TraceEntry] | Callable[[], Iterable[TraceEntry]]] = [[]]
+        self._segments: list[list[TraceRow] | Callable[[], Iterable[TraceRow]]] = [[]]
 
     def add(
         self,
@@ -35,30 +40,37 @@ class Trace:
             last = []
             self._segments.append(last)
         last.append(
-            {
-                "id": item_id,
-                "pass": pass_.value,
-                "outcome": outcome.value,
-                "reason": None if reason is None else str(reason),
-                "detail": None if detail is None else str(detail),
-            }
+            (
+                item_id,
+                pass_.value,
+                outcome.value,
+                None if reason is None else str(reason),
+                None if detail is None else str(detail),
+            )
         )
 
-    def add_segment(self, entries: Callable[[], Iterable[TraceEntry]]) -> None:
-        """Entries that are written out only when the trace is read, in this position."""
-        self._segments.append(entries)
+    def add_segment(self, rows: Callable[[], Iterable[TraceRow]]) -> None:
+        """Rows that are produced only when the trace is read, in this position."""
+        self._segments.append(rows)
 
-    def __iter__(self) -> Iterator[TraceEntry]:
-        for segment in self._segments:
-            yield from (segment() if callable(segment) else segment)
+    def snapshot(self) -> Callable[[], Iterator[TraceRow]]:
+        """The rows so far, to read later (a refusal may still append to this trace)."""
+        frozen = [s if callable(s) else list(s) for s in self._segments]
 
-    def records(self) -> Records[TraceEntry]:
-        # Snapshot the segments: a refusal may still append to this trace afterwards.
-        segments = list(self._segments)
-        frozen = [s if callable(s) else list(s) for s in segments]
-
-        def build() -> Iterator[TraceEntry]:
+        def rows() -> Iterator[TraceRow]:
             for segment in frozen:
                 yield from (segment() if callable(segment) else segment)
 
-        return Records(build=build)
+        return rows
+
+    def __iter__(self) -> Iterator[TraceEntry]:
+        for row in self.snapshot()():
+            yield entry(row)
+
+    def records(self) -> Records[TraceEntry]:
+        rows = self.snapshot()
+        return Records(build=lambda: map(entry, rows()))
+
+
+def entry(row: TraceRow) -> TraceEntry:
+    return {"id": row[0], "pass": row[1], "outcome": row[2], "reason": row[3], "detail": row[4]}

@@ -3,9 +3,14 @@ it permits. Owns `decision_type_mismatch` and `purpose_not_permitted`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .codes import Outcome, Pass, RefusalReason
 from .errors import Refused
-from .models import Contract, Request
+
+if TYPE_CHECKING:
+    from .plain import AnyContract as Contract
+    from .plain import AnyRequest as Request
 from .trace import Trace
 
 

@@ -4,7 +4,7 @@ retrieval service or a CI job uses it: the wheel is built from this checkout
 environment that has no Django, and its console script runs `verify-bundle`,
 `compile --bundle --receipt` and `test` there.
 
-Marked `distribution`; it installs pydantic, rfc8785, cryptography and PyYAML into that
+Marked `distribution`; it installs pydantic, rfc8785, cryptography, orjson and PyYAML into that
 environment through pip's configured index (pip's cache makes a rerun take seconds). It is
 part of the normal suite and never skipped."""
 
@@ -57,7 +57,12 @@ def test_the_wheel_holds_exactly_the_compiler_package_of_this_checkout(wheel):
     assert b"evidence-compiler = compiler.cli:main" in entry_points
     requires = [line.split(": ", 1)[1] for line in meta.splitlines()
                 if line.startswith("Requires-Dist: ") and "extra ==" not in line]  # fmt: skip
-    assert requires == ["pydantic>=2.11,<3", "rfc8785>=0.1.4,<0.2", "cryptography>=42"]
+    assert requires == [
+        "pydantic>=2.11,<3",
+        "rfc8785>=0.1.4,<0.2",
+        "cryptography>=42",
+        "orjson>=3.10.7",
+    ]
     # The workbench requires this distribution at exactly its version, and declares the
     # same lines for what it imports of these packages itself.
     workbench = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]

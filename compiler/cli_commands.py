@@ -1,0 +1,185 @@
+"""The CLI's commands other than `compile` (see `cli`), imported only when one of them runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from .cli import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
+from .errors import InvalidInput
+
+
+def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .compare import compare
+
+    if args.top_k < 1:
+        raise InvalidInput([{"loc": ["--top-k"], "msg": "must be at least 1"}])
+    _write(out, compare(_load(args.input), args.top_k))
+    return EXIT_OK
+
+
+def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The sweep with its verdicts; exit 1 on any violation or failed expectation."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from .perturb import sweep
+    from .relations import VariantExpectation
+
+    tiers = {}
+    for given in args.tier:
+        cls, _, tier = given.partition("=")
+        if not cls or not tier:
+            raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}' is not CLASS=TIER"}])
+        tiers[cls] = tier
+    expectations: list[VariantExpectation] = []
+    if args.expectations:
+        try:
+            expectations = TypeAdapter(list[VariantExpectation]).validate_python(
+                _read_json(args.expectations)
+            )
+        except ValidationError as exc:
+            raise InvalidInput(
+                [{"loc": ["--expectations", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
+            ) from None
+    report = sweep(
+        _load(args.input), weak_classes=args.weak_class, expectations=expectations, tiers=tiers
+    )
+    if args.json:
+        _write(out, report)
+    else:
+        _print_verdicts(report, out)
+    return EXIT_OK if report["passed"] else EXIT_REFUSED
+
+
+def _print_verdicts(report: dict[str, Any], out: TextIO) -> None:
+    totals = report["totals"]
+    print(
+        f"{totals['perturbations']} perturbations: {totals['violations']} violation(s), "
+        f"{totals['findings']} finding(s), {totals['expectation_failures']} failed "
+        "expectation(s)",
+        file=out,
+    )
+    for row in report["perturbations"]:
+        shown = [v for v in row["verdicts"] if v["kind"] != "expected"]
+        print(f"\n{row['verdict'].upper():9} {row['name']} — {row['label']}", file=out)
+        for v in shown:
+            print(f"  {v['kind']}: {v['message']}", file=out)
+    for f in report["expectation_failures"]:
+        print(
+            f"\nFAIL {f['perturbation']}: {f['key']} expected {f['expected']}, got {f['actual']}",
+            file=out,
+        )
+    if report["corpus_findings"]:
+        print("\nCorpus:", file=out)
+        for v in report["corpus_findings"]:
+            print(f"  finding: {v['message']}", file=out)
+
+
+def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.tests:
+        from .contract_tests import file_schemas
+
+        _write(out, file_schemas())
+        return EXIT_OK
+    from .models import CompileInput, CompileOutput
+
+    schemas = {
+        "input": CompileInput.model_json_schema(),
+        "output": CompileOutput.model_json_schema(mode="serialization", by_alias=True),
+    }
+    _write(out, schemas if args.which == "both" else schemas[args.which])
+    return EXIT_OK
+
+
+def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .pull import pull
+
+    return pull(args.url, token_file=args.token_file, public_key=args.public_key,
+                out=args.out, stdout=out, stderr=err,
+                require_approvals=args.require_approvals)  # fmt: skip
+
+
+def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .contract_tests import junit_xml, load_tests, run_tests, summary_text
+
+    keys = None
+    if args.public_key:
+        from .keys import KeyLoadError, load_public_keys
+
+        try:
+            keys = load_public_keys(args.public_key)
+        except KeyLoadError as exc:
+            raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
+    report = run_tests(load_tests(args.path, keys))
+    if args.junit_xml:
+        _write_file(args.junit_xml, "--junit-xml", junit_xml(report))
+    if args.json:
+        _write(out, report.to_json())
+    else:
+        print(summary_text(report), file=out)
+    return EXIT_OK if report.passed else EXIT_REFUSED
+
+
+def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .bundle import BundleInvalid, load_public_keys, verify_bundle
+
+    try:
+        bundle = verify_bundle(
+            Path(args.bundle).read_bytes(),
+            load_public_keys(args.public_key),
+            require_approvals=args.require_approvals,
+        )
+    except (BundleInvalid, OSError, ValueError) as exc:
+        print(f"invalid: {exc}", file=err)
+        return EXIT_REFUSED
+    for warning in bundle.warnings:
+        print(f"warning: {warning}", file=err)
+    manifest = bundle.manifest
+    approvers = ", ".join(f"'{name}'" for name in manifest.approver_names)
+    print(
+        f"valid: {manifest.decision_type} version {manifest.version}, sha256 {bundle.sha256}, "
+        f"published by '{manifest.publisher.person}', approved by {approvers}",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def keygen(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .keys import KeyLoadError, key_id, load_private_key_file, write_key_files
+
+    try:
+        private_path, public_path = write_key_files(args.out, args.name)
+    except KeyLoadError as exc:
+        raise InvalidInput([{"loc": ["--out"], "msg": str(exc)}]) from None
+    kid = key_id(load_private_key_file(private_path))
+    print(
+        f"key {kid}: private key {private_path} (keep it; it never leaves this machine), "
+        f"public key {public_path} (register it on the workbench's Signing keys page)",
+        file=out,
+    )
+    return EXIT_OK
+
+
+def sign_approval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
+    from .keys import KeyLoadError, load_private_key_file
+    from .statements import StatementInvalid, sign_as
+
+    try:
+        key = load_private_key_file(args.key)
+    except KeyLoadError as exc:
+        raise InvalidInput([{"loc": ["--key"], "msg": str(exc)}]) from None
+    statement = _read_json(args.statement)
+    try:
+        # The CLI may read the clock: signed_at is the signer's own date.
+        signed = sign_as(statement, key, signed_at=dt.datetime.now(dt.UTC))
+    except StatementInvalid as exc:
+        raise InvalidInput([{"loc": ["statement"], "msg": str(exc)}]) from None
+    text = _dumps(signed.to_json())
+    if args.out:
+        _write_file(args.out, "--out", text.encode("utf-8"))
+    else:
+        out.write(text)
+    return EXIT_OK
