@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from itertools import islice
 from json.encoder import encode_basestring  # the C encoder, keeping non-ASCII as is
 from typing import TYPE_CHECKING, Any
 
@@ -120,32 +119,31 @@ def _scalar(value: Any) -> str:
 
 
 def _rows_text(keys: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
-    """Rows as a list of records, one level down, in pieces of `ROWS_PER_PIECE` records (each
-    record one string: its head, its id, and the text of its rest, kept per distinct rest)."""
+    """Rows as a list of records, one level down, in pieces of `ROWS_PER_PIECE` records."""
     if not keys:
         yield "[]"
         return
     head = f"    {{\n      {encode_basestring(keys[0])}: "
     rest_keys = [f",\n      {encode_basestring(k)}: " for k in keys[1:]]
     tails: dict[tuple[Any, ...], str] = {}
-    encode, kept = encode_basestring, tails.get
-
-    def tail_of(row: Sequence[Any]) -> str:
-        if len(tails) > 4096:  # rests that do not repeat are not worth keeping
-            tails.clear()
+    written = False
+    batch: list[str] = []
+    add = batch.append
+    for row in rows:
         rest = tuple(row[1:])
-        parts = [k + _scalar(v) for k, v in zip(rest_keys, rest, strict=True)]
-        tail = tails[rest] = "".join(parts) + "\n    }"
-        return tail
-
-    remaining = iter(rows)
-    opening = "[\n"
-    # A tail is never empty, so `or` falls back only when a rest is not yet kept.
-    while batch := [
-        f"{head}{encode(r[0]) if type(r[0]) is str else _scalar(r[0])}"
-        f"{kept(tuple(r[1:])) or tail_of(r)}"
-        for r in islice(remaining, ROWS_PER_PIECE)
-    ]:
-        yield opening + ",\n".join(batch)
-        opening = ",\n"
-    yield "[]" if opening == "[\n" else "\n  ]"
+        tail = tails.get(rest)
+        if tail is None:
+            if len(tails) > 4096:  # rests that do not repeat are not worth keeping
+                tails.clear()
+            parts = [k + _scalar(v) for k, v in zip(rest_keys, rest, strict=True)]
+            tail = tails[rest] = "".join(parts) + "\n    }"
+        first = row[0]
+        add(head + (encode_basestring(first) if type(first) is str else _scalar(first)) + tail)
+        if len(batch) == ROWS_PER_PIECE:
+            yield (",\n" if written else "[\n") + ",\n".join(batch)
+            written = True
+            batch.clear()
+    if batch:
+        yield (",\n" if written else "[\n") + ",\n".join(batch)
+        written = True
+    yield "\n  ]" if written else "[]"
