@@ -15,43 +15,33 @@ kept once (`_Shared`), so a large pool costs little more than its ids and conten
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 from operator import attrgetter
 from typing import Any
 
-from .codes import OrderRole, Requirement
+from .codes import OrderRole
 from .jsonio import NotQuick, quick_object
 from .plain import (
-    PlainCandidate,
     PlainContract,
     PlainDelegation,
     PlainDirectory,
-    PlainForm,
     PlainInput,
     PlainPolicy,
     PlainPolicyRef,
     PlainProposition,
     PlainRequest,
-    PlainSource,
 )
+from .plain_candidates import ROLES as _ROLES
+from .plain_candidates import Shared as _Shared
+from .plain_candidates import Unsure as _Unsure
+from .plain_candidates import fields as _fields
+from .plain_candidates import flag as _flag
+from .plain_candidates import identifier as _identifier
+from .plain_candidates import integer as _integer
+from .plain_candidates import score as _score
+from .plain_candidates import string as _string
 from .validation import may_have_problems
 
-
-class _Unsure(Exception):  # noqa: N818 - a signal: let pydantic decide
-    pass
-
-
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_ROLES = {r.value: r for r in OrderRole}
-_REQUIREMENTS = {r.value: r for r in Requirement}
 _DEFAULT_ROLE_ORDER = tuple(OrderRole)
-
-_CANDIDATE_REQUIRED = frozenset(
-    {"id", "entity", "allowed_roles", "allowed_purposes", "evidence_class", "supports"}
-    | {"valid_from", "tokens", "relevance", "content"}
-)
-_CANDIDATE_FIELDS = frozenset(PlainCandidate.__slots__)
 _REQUEST_REQUIRED = frozenset(
     {"decision_type", "principal", "roles", "purpose", "entity", "decision_date", "token_budget"}
 )
@@ -92,205 +82,6 @@ def _load(document: dict[str, Any], pool: Any, shared: _Shared) -> PlainInput:
     if may_have_problems(plain):
         raise _Unsure
     return plain
-
-
-def _fields(value: Any, required: set[str] | frozenset[str], optional: Any = ()) -> dict:
-    if type(value) is not dict:
-        raise _Unsure
-    keys = value.keys()
-    if not keys >= required or not keys <= (required | set(optional)):
-        raise _Unsure
-    return value
-
-
-def _identifier(value: Any) -> str:
-    if type(value) is not str or not value:
-        raise _Unsure
-    return value
-
-
-def _string(value: Any) -> str:
-    if type(value) is not str:
-        raise _Unsure
-    return value
-
-
-def _flag(value: Any) -> bool:
-    if type(value) is not bool:
-        raise _Unsure
-    return value
-
-
-def _integer(value: Any, low: int) -> int:
-    if type(value) is not int or value < low:
-        raise _Unsure
-    return value
-
-
-_ABSENT: Any = object()
-_NO_ITEMS: list[str] = []  # compared with, never changed
-_OPTIONAL_LISTS = ("denied_roles", "denied_principals", "contradicts", "depends_on")
-
-
-def _enum(members: dict[str, Any], value: Any) -> Any:
-    member = members.get(value) if type(value) is str else None
-    if member is None:
-        raise _Unsure
-    return member
-
-
-def _score(value: Any) -> float:
-    # A strict float field takes an int (not a bool) and makes it a float, as pydantic does.
-    if type(value) is int:
-        value = float(value)
-    elif type(value) is not float:
-        raise _Unsure
-    if not 0.0 <= value <= 1.0:  # also refuses NaN
-        raise _Unsure
-    return value
-
-
-class _Shared:
-    """One object for each repeated value of a pool, and the candidate builder using them."""
-
-    def __init__(self) -> None:
-        self.strings: dict[str, str] = {}
-        self.tuples: dict[tuple[str, ...], tuple[str, ...]] = {(): ()}
-        self.dates: dict[str, dt.date] = {}
-        self.ints: dict[int, int] = {}
-        self.layouts: set[tuple[str, ...]] = set()
-        """The field names (in order) of candidates seen to name only candidate fields and
-        every required one: a pool's candidates share a few layouts."""
-
-    def string(self, value: Any) -> str:
-        if type(value) is not str:
-            raise _Unsure
-        return self.strings.setdefault(value, value)
-
-    def strings_tuple(self, value: Any) -> tuple[str, ...]:
-        if type(value) is not list:
-            raise _Unsure
-        items = tuple(value)
-        try:
-            known = self.tuples.get(items)  # only tuples of strings are kept
-        except TypeError:  # a list or an object among the items
-            raise _Unsure from None
-        if known is None:
-            for item in items:
-                if type(item) is not str:
-                    raise _Unsure
-            known = self.tuples[items] = items
-        return known
-
-    def date(self, value: Any) -> dt.date:
-        if type(value) is not str:
-            raise _Unsure
-        day = self.dates.get(value)
-        if day is None:
-            if not _DATE.fullmatch(value):
-                raise _Unsure
-            try:
-                day = dt.date.fromisoformat(value)
-            except ValueError:
-                raise _Unsure from None
-            self.dates[value] = day
-        return day
-
-    def candidate(self, item: Any) -> PlainCandidate:
-        """A candidate, its checks written out: a pool has many. (A value that cannot be
-        looked up, such as a list where a string belongs, raises `TypeError`: unsure too.)"""
-        if type(item) is not dict:
-            raise _Unsure
-        layout = tuple(item)
-        if layout not in self.layouts:
-            if not _CANDIDATE_REQUIRED <= set(layout) <= _CANDIDATE_FIELDS:
-                raise _Unsure
-            self.layouts.add(layout)
-        get = item.get
-        tuples, strings = self.tuples.get, self.strings_tuple
-        dates = self.dates.get
-        c = PlainCandidate.__new__(PlainCandidate)
-        c.id, entity, cls = item["id"], item["entity"], item["evidence_class"]
-        if type(c.id) is not str or type(entity) is not str or type(cls) is not str:
-            raise _Unsure
-        if not (c.id and entity and cls):
-            raise _Unsure
-        text = self.strings.setdefault
-        c.entity, c.evidence_class = text(entity, entity), text(cls, cls)
-        # Only lists of strings are kept in `tuples`: a hit needs no check.
-        value = item["allowed_roles"]
-        c.allowed_roles = (type(value) is list and tuples(tuple(value))) or strings(value)
-        value = item["allowed_purposes"]
-        c.allowed_purposes = (type(value) is list and tuples(tuple(value))) or strings(value)
-        value = item["supports"]
-        c.supports = (type(value) is list and tuples(tuple(value))) or strings(value)
-        for name in _OPTIONAL_LISTS:
-            value = get(name, _NO_ITEMS)
-            if value != _NO_ITEMS:
-                value = (type(value) is list and tuples(tuple(value))) or strings(value)
-            setattr(c, name, value or ())
-        value = item["valid_from"]
-        c.valid_from = dates(value) or self.date(value)
-        value = get("valid_to")
-        c.valid_to = None if value is None else (dates(value) or self.date(value))
-        value = get("superseded", False)
-        if value is not True and value is not False:
-            raise _Unsure
-        c.superseded = value
-        value = get("superseded_by")
-        if value is not None and type(value) is not str:
-            raise _Unsure
-        c.superseded_by = value
-        value = item["tokens"]
-        if type(value) is not int or value < 0:
-            raise _Unsure
-        c.tokens = self.ints.setdefault(value, value)
-        value = item["relevance"]
-        c.relevance = value if type(value) is float and 0.0 <= value <= 1.0 else _score(value)
-        c.content = item["content"]
-        if type(c.content) is not str:
-            raise _Unsure
-        value = get("role", _ABSENT)
-        c.role = OrderRole.EVIDENCE if value is _ABSENT else _enum(_ROLES, value)
-        value = get("requirement", _ABSENT)
-        c.requirement = Requirement.PREFERRED if value is _ABSENT else _enum(_REQUIREMENTS, value)
-        value = get("forms", _ABSENT)
-        c.forms = () if value is _ABSENT else self.forms(value)
-        value = get("floor")
-        c.floor = None if value is None else _integer(value, 0)
-        value = get("group")
-        if value is not None and type(value) is not str:
-            raise _Unsure
-        c.group = value
-        value = get("group_required", False)
-        if value is not True and value is not False:
-            raise _Unsure
-        c.group_required = value
-        value = get("source")
-        if value is not None:
-            value = _fields(value, {"kind", "ref"})
-            value = PlainSource(_string(value["kind"]), _string(value["ref"]))
-        c.source = value
-        # `Candidate`'s own rules (its model validator), in the same terms.
-        if c.valid_to is not None and c.valid_to < c.valid_from:
-            raise _Unsure
-        if c.forms or c.floor is not None or c.group_required or c.depends_on:
-            ranks = [f.rank for f in c.forms]
-            if len(set(ranks)) != len(ranks) or (c.floor is not None and c.floor > c.full_rank):
-                raise _Unsure
-            if (c.group_required and c.group is None) or c.id in c.depends_on:
-                raise _Unsure
-        return c
-
-    def forms(self, value: Any) -> tuple[PlainForm, ...]:
-        if type(value) is not list:
-            raise _Unsure
-        forms = []
-        for form in value:
-            form = _fields(form, {"rank", "tokens", "content"})
-            rank, tokens = _integer(form["rank"], 0), _integer(form["tokens"], 0)
-            forms.append(PlainForm(rank, tokens, _string(form["content"])))
-        return tuple(forms)
 
 
 def _request(value: Any, shared: _Shared) -> PlainRequest:

@@ -213,3 +213,55 @@ def test_a_plain_compile_imports_neither_pydantic_nor_the_bundle_modules(tmp_pat
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip().splitlines()[-1] == "0 []"
+
+
+# Each candidate's field types are checked by one look-up of their types in slot order (a
+# missing required field keeps a stand-in, an unknown field makes the row longer): each of
+# these is a candidate pydantic refuses, so the plain way must leave it to pydantic, even
+# after a valid candidate of the same field layout has been seen.
+REFUSED_CANDIDATES = [
+    {"tokens": True},
+    {"tokens": -1},
+    {"relevance": True},
+    {"relevance": float("inf")},
+    {"valid_to": 20270101},
+    {"superseded": None},
+    {"superseded": 0},
+    {"role": None},
+    {"role": "nobody"},
+    {"requirement": 1},
+    {"forms": None},
+    {"floor": -1},
+    {"floor": 1.0},
+    {"depends_on": None},
+    {"denied_roles": [None]},
+    {"allowed_roles": [["x"]]},
+    {"source": []},
+    {"id": ""},
+    {"extra": 1},
+]
+SAME_FIELD_VALID = {
+    "tokens": 1, "relevance": 0.5, "valid_to": "2027-01-01", "superseded": False,
+    "role": "evidence", "requirement": "preferred", "forms": [], "floor": None,
+    "depends_on": [], "denied_roles": [], "allowed_roles": ["x"], "source": None, "id": "a",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("change", REFUSED_CANDIDATES, ids=repr)
+def test_a_candidate_of_a_seen_layout_with_a_refused_field_is_left_to_pydantic(change):
+    bad = {**candidate("b"), **change}
+    good = candidate("a", **{k: SAME_FIELD_VALID[k] for k in change if k in SAME_FIELD_VALID})
+    doc = document(good, bad)
+    with pytest.raises(InvalidInput):
+        library_text(doc)
+    assert load_plain(copy.deepcopy(doc)) is None
+    assert plain_text(doc) is None
+
+
+@pytest.mark.parametrize("name", ["id", "entity", "tokens", "relevance", "valid_from"])
+def test_a_candidate_without_a_required_field_is_left_to_pydantic(name):
+    bad = {k: v for k, v in candidate("b").items() if k != name}
+    doc = document(candidate("a"), bad)
+    with pytest.raises(InvalidInput):
+        library_text(doc)
+    assert load_plain(copy.deepcopy(doc)) is None
