@@ -1,4 +1,4 @@
-"""Signatures that mean the person signed (issue 14), in a real browser: a reviewer creates
+"""Signatures that mean the person signed, in a real browser: a reviewer creates
 their Ed25519 key in Chromium (WebCrypto, non-extractable, kept in IndexedDB) and approves,
 the signature made in the page by signing.js; a second reviewer registers a key file's public
 half and pastes a statement signed with `evidence-compiler sign-approval`; the owner creates
