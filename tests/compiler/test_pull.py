@@ -13,7 +13,7 @@ import pytest
 from atlas_bundle import STRANGER, atlas_bundle, key_set
 
 from compiler.cli import main
-from compiler.pull import BUNDLE_FILE, ETAG_FILE
+from compiler.cli.pull import BUNDLE_FILE, ETAG_FILE
 
 TOKEN = "svc-token-123"
 

@@ -6,12 +6,13 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
-from .cli import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
-from .errors import InvalidInput
+from compiler.errors import InvalidInput
+
+from . import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
 
 
 def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .compare import compare
+    from compiler.compare import compare
 
     if args.top_k < 1:
         raise InvalidInput([{"loc": ["--top-k"], "msg": "must be at least 1"}])
@@ -23,8 +24,8 @@ def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The sweep with its verdicts; exit 1 on any violation or failed expectation."""
     from pydantic import TypeAdapter, ValidationError
 
-    from .perturb import sweep
-    from .relations import VariantExpectation
+    from compiler.perturb import sweep
+    from compiler.relations import VariantExpectation
 
     tiers = {}
     for given in args.tier:
@@ -78,11 +79,11 @@ def _print_verdicts(report: dict[str, Any], out: TextIO) -> None:
 
 def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.tests:
-        from .contract_tests import file_schemas
+        from compiler.contract_tests import file_schemas
 
         _write(out, file_schemas())
         return EXIT_OK
-    from .models import CompileInput, CompileOutput
+    from compiler.models import CompileInput, CompileOutput
 
     schemas = {
         "input": CompileInput.model_json_schema(),
@@ -101,11 +102,11 @@ def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .contract_tests import junit_xml, load_tests, run_tests, summary_text
+    from compiler.contract_tests import junit_xml, load_tests, run_tests, summary_text
 
     keys = None
     if args.public_key:
-        from .keys import KeyLoadError, load_public_keys
+        from compiler.keys import KeyLoadError, load_public_keys
 
         try:
             keys = load_public_keys(args.public_key)
@@ -122,7 +123,7 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .bundle import BundleInvalid, load_public_keys, verify_bundle
+    from compiler.bundle import BundleInvalid, load_public_keys, verify_bundle
 
     try:
         bundle = verify_bundle(
@@ -146,7 +147,7 @@ def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def keygen(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .keys import KeyLoadError, key_id, load_private_key_file, write_key_files
+    from compiler.keys import KeyLoadError, key_id, load_private_key_file, write_key_files
 
     try:
         private_path, public_path = write_key_files(args.out, args.name)
@@ -164,8 +165,8 @@ def keygen(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def sign_approval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import datetime as dt
 
-    from .keys import KeyLoadError, load_private_key_file
-    from .statements import StatementInvalid, sign_as
+    from compiler.keys import KeyLoadError, load_private_key_file
+    from compiler.statements import StatementInvalid, sign_as
 
     try:
         key = load_private_key_file(args.key)

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .bundle import BundleInvalid, VerifiedBundle, inspect_bundle, verify_bundle
-from .keys import KeyLoadError, load_public_keys
+from compiler.bundle import BundleInvalid, VerifiedBundle, inspect_bundle, verify_bundle
+from compiler.keys import KeyLoadError, load_public_keys
 
 BUNDLE_FILE = "bundle.json"
 ETAG_FILE = "bundle.json.etag"

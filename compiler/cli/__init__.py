@@ -16,15 +16,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .codes import Result
-from .errors import InvalidInput
-from .jsonio import parse_json
+from compiler.codes import Result
+from compiler.errors import InvalidInput
+from compiler.jsonio import parse_json
 
 # Each command imports what it needs when it runs: a compile of valid input imports neither
 # pydantic nor the bundle, key, pull or contract-test modules (`plain_loading` says how).
 if TYPE_CHECKING:
-    from .models import CompileInput
-    from .plain import PlainInput
+    from compiler.models import CompileInput
+    from compiler.plain import PlainInput
 
 EXIT_OK, EXIT_REFUSED, EXIT_INVALID = 0, 1, 2
 
@@ -39,7 +39,7 @@ def main(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     args = _parser().parse_args(argv)
-    from .collector import collection_paused
+    from compiler.collector import collection_paused
 
     try:
         # A command reads, validates, compiles and writes objects that live until it ends:
@@ -55,11 +55,11 @@ def main(
 
 
 def _handler(name: str | Callable[..., int]) -> Callable[..., int]:
-    """A command's handler: `_compile` here, the others in `cli_commands`, imported (with
+    """A command's handler: `_compile` here, the others in `cli.commands`, imported (with
     what they need) only when one of them runs."""
     if callable(name):
         return name
-    from . import cli_commands
+    from . import commands as cli_commands
 
     handler: Callable[..., int] = getattr(cli_commands, name)
     return handler
@@ -168,7 +168,7 @@ def _read_json(path: str) -> Any:
 def _load(path: str) -> CompileInput:
     """The input, its parsed JSON let go as it is validated; read again (stdin's bytes are
     kept for that) only to locate problems."""
-    from .loading import load_input_consuming
+    from compiler.loading import load_input_consuming
 
     if path == "-":
         data = _read_bytes(path)
@@ -179,8 +179,8 @@ def _load(path: str) -> CompileInput:
 def _load_for_compile(path: str) -> PlainInput | CompileInput:
     """The input as `plain` objects when it is valid and plainly so (no pydantic), else
     validated by `_load` (which lists every problem with its location)."""
-    from .jsonio import NotQuick, quick_text
-    from .plain_loading import load_plain_text
+    from compiler.jsonio import NotQuick, quick_text
+    from compiler.plain_loading import load_plain_text
 
     data = _read_bytes(path)
     try:
@@ -195,7 +195,7 @@ def _load_for_compile(path: str) -> PlainInput | CompileInput:
         if plain is not None:
             return plain
     if path == "-":
-        from .loading import load_input_consuming
+        from compiler.loading import load_input_consuming
 
         return load_input_consuming(parse_json(data), lambda: parse_json(data))
     return _load(path)
@@ -218,8 +218,8 @@ def _write_file(path: str, option: str, data: bytes) -> None:
 
 
 def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .output_text import compiled_pieces
-    from .pipeline import run
+    from compiler.output_text import compiled_pieces
+    from compiler.pipeline import run
 
     document: PlainInput | CompileInput
     if args.bundle:
@@ -237,8 +237,8 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if RETAINED_UNTIL_EXIT is not None:
         RETAINED_UNTIL_EXIT.append((document, compiled))
     if args.receipt:
-        from .output_model import to_output
-        from .receipts import make_receipt
+        from compiler.output_model import to_output
+        from compiler.receipts import make_receipt
 
         receipt = make_receipt(
             bundle_document[1],
@@ -256,7 +256,12 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _bundled_input(args: argparse.Namespace, err: TextIO) -> tuple[Any, CompileInput] | int:
     """The verified bundle and the input compiled against its contract, or the exit code of
     a refused bundle."""
-    from .bundle import BundleInvalid, compile_input_from_bundle, load_public_keys, verify_bundle
+    from compiler.bundle import (
+        BundleInvalid,
+        compile_input_from_bundle,
+        load_public_keys,
+        verify_bundle,
+    )
 
     if not args.public_key:
         message = "compile --bundle needs --public-key to verify the bundle"
