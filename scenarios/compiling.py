@@ -83,9 +83,19 @@ def scenario_input(
     )
 
 
+def input_json(document: CompileInput) -> str:
+    """The input as the compiler serialises it: what a base row stores (`input_json`), and
+    what its `input_sha256` is the hash of."""
+    return document.model_dump_json()
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def input_sha256(document: CompileInput) -> str:
     """sha256 of the input as the compiler serialises it: equal inputs, equal hashes."""
-    return hashlib.sha256(document.model_dump_json().encode()).hexdigest()
+    return text_sha256(input_json(document))
 
 
 def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
@@ -110,8 +120,9 @@ _SORTED_JSON = json.JSONEncoder(sort_keys=True)
 class Compiled:
     """One compile of a sweep: what went in, what came out, how long it took.
 
-    A sweep made with `keep_models=False` keeps a variant's output only as its JSON text
-    (`output_json`) and not its input (`document` and `output` are None); the base keeps both.
+    A sweep made with `keep_models=False` keeps of a variant only what a run stores of it
+    (`document` and `output` are None, `output_json` empty: `scenarios.replay` compiles it
+    again from the base's input when asked); the base keeps both, and its output as JSON.
     """
 
     perturbation: dict[str, Any] | None  # Perturbation.to_json(); None for the base
@@ -156,12 +167,15 @@ def sweep_scenario(
 ) -> Sweep:
     """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed.
 
-    Every compile's `result` and `plan_id` are filled in. With `keep_models=False` each
-    output is serialised at once (`output_json`, the compiler's own serialisation) and a
+    Every compile's `result` and `plan_id` are filled in. With `keep_models=False` the
+    base's output is serialised (`output_json`, the compiler's own serialisation) and a
     variant's input and output models are let go as soon as the sweep has compared them with
-    the base: a run that stores the JSON anyway would otherwise hold a scenario's worth of
-    models alive, and the garbage collector walks them again and again (about a tenth of a
-    run's time, see bench/sweep.py). With the default, `output_json` stays empty.
+    the base: a run would otherwise hold a scenario's worth of models alive, and the garbage
+    collector walks them again and again. A variant's output is not serialised at all: its
+    slot states, flips and verdicts are what a run reads, and the compiler is deterministic,
+    so `scenarios.replay` gives its whole output again from the base's input (serialising
+    every variant cost a tenth of a run, see bench/sweep.py). With the default, `output_json`
+    stays empty.
     `expectations` (`compiler.relations.VariantExpectation`s, or their dicts) are checked on
     their perturbations; the ones that do not hold are the sweep's `expectation_failures`.
     """
@@ -171,7 +185,8 @@ def sweep_scenario(
         started = time.perf_counter()
         output = compile_input(variant)
         elapsed = (time.perf_counter() - started) * 1000
-        keep = keep_models or not seen  # the base is always kept
+        is_base = not seen
+        keep = keep_models or is_base  # the base is always kept
         seen.append(
             (
                 variant if keep else None,
@@ -179,7 +194,7 @@ def sweep_scenario(
                 elapsed,
                 str(output.result),
                 output.plan_id or "",
-                "" if keep_models else _serialise(output),
+                _serialise(output) if is_base and not keep_models else "",
             )
         )
         return output

@@ -272,8 +272,10 @@ class ScenarioResult(models.Model):
     plan_id = models.CharField(max_length=64, blank=True)
     duration_ms = models.FloatField()
     # The compiler's output document, as the compiler serialised it (kept as text: it is only
-    # ever read back whole, and storing the compiler's own bytes keeps a run cheap).
-    output_json = models.TextField()
+    # ever read back whole, and storing the compiler's own bytes keeps a run cheap). A base's
+    # and an invalid scenario's; empty on a variant, whose output `scenarios.replay` compiles
+    # again from the base's `input_json` (rows stored before that kept theirs here).
+    output_json = models.TextField(blank=True)
     slot_states = models.JSONField(default=dict)
     # compiler.perturb.flips() against the scenario's base; null on the base row.
     flips = models.JSONField(null=True, blank=True)
@@ -284,6 +286,11 @@ class ScenarioResult(models.Model):
     verdict_counts = models.JSONField(null=True, blank=True)
     # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
     expectation_failures = models.JSONField(default=list, blank=True)
+    # The base's input as the compiler serialised it (what `input_sha256` hashes): what a
+    # variant is compiled again from. Null on a variant and an invalid scenario. Last in the
+    # row, so SQLite reads the columns before it without walking its overflow pages; null
+    # rather than empty, so adding it to a large table is an ALTER TABLE, not a rebuild.
+    input_json = models.TextField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "position"]
@@ -300,6 +307,9 @@ class ScenarioResult(models.Model):
 
     @property
     def output(self) -> dict[str, Any]:
+        """The stored output: a base's (a variant's is compiled again, selectors.packet_view)."""
+        if not self.output_json:
+            raise ValueError(f"{self} stores no output: selectors.packet_view compiles it")
         return json.loads(self.output_json)
 
     @property

@@ -30,6 +30,8 @@ ROW_DEFAULTS: dict[str, Any] = {
     "flips": None,
     "verdict_counts": None,
     "expectation_failures": [],
+    "output_json": "",  # a variant's: compiled again when opened (scenarios.replay)
+    "input_json": None,
 }
 
 
@@ -62,8 +64,10 @@ def _scenario_rows(
         expectations=scenario.variant_expectations,
     )  # fmt: skip
     base = swept.base
-    base_sha256 = compiling.input_sha256(base.document)
+    base_input = compiling.input_json(base.document)
+    base_sha256 = compiling.text_sha256(base_input)
     rows = [common | _base_row(scenario, base, base_sha256, position)]
+    rows[0]["input_json"] = base_input
     # A failed expectation on one perturbation is reported with the base's: one list a
     # scenario fails by, each such failure naming its perturbation.
     rows[0]["expectation_failures"] += swept.expectation_failures
@@ -78,7 +82,6 @@ def _scenario_rows(
                 "result": variant.result,
                 "plan_id": variant.plan_id,
                 "duration_ms": variant.duration_ms,
-                "output_json": variant.output_json,
                 "slot_states": variant.slot_states,
                 "flips": variant.flips,
                 "verdict_counts": verdict_counts(variant.flips),

@@ -137,7 +137,7 @@ def flip_matrix(
     `page` (from 1; past the end means the last) holds `page_size` scenarios' rows and the
     totals are the run's; `page=None` gives every row, with `seen` counting them all."""
     propositions = run_propositions(run)
-    results = run.results.defer("output_json").order_by("position")
+    results = run.results.defer("output_json", "input_json").order_by("position")
     pages = 1
     if page is not None:
         pages = max(1, math.ceil(run.done / page_size))

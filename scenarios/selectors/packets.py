@@ -6,18 +6,21 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from scenarios import replay
 from scenarios.models import ScenarioResult, SuiteRun
 
 
 @dataclass(frozen=True)
 class PacketView:
-    """One compile's output arranged for the packet view."""
+    """One compile's output arranged for the packet view. `unavailable` says why a variant's
+    output cannot be shown (`scenarios.replay`); `output` then holds only its stored result."""
 
     output: dict[str, Any]
+    unavailable: str = ""
 
     @property
     def compiled(self) -> bool:
-        return self.output.get("result") == "compiled"
+        return self.output.get("result") == "compiled" and not self.unavailable
 
     @property
     def budget_percent(self) -> int:
@@ -46,8 +49,24 @@ class PacketView:
         return list(self.output.get("errors", []))
 
 
-def packet_view(result: ScenarioResult) -> PacketView:
-    return PacketView(json.loads(result.output_json))
+def packet_view(result: ScenarioResult, base: ScenarioResult | None = None) -> PacketView:
+    """The stored output of a base (or of a variant stored whole, as older runs did); a
+    variant's compiled again from its base's stored input (`base`, looked up if not given)."""
+    if result.output_json:
+        return PacketView(json.loads(result.output_json))
+    base = base or base_of(result)
+    try:
+        output = replay.replay_variant(
+            base_input_json=base.input_json or "",
+            base_sha256=base.input_sha256,
+            perturbation=result.perturbation_args,
+            result=result.result,
+            plan_id=result.plan_id,
+            states=result.slot_states,
+        )
+    except replay.NotReplayable as exc:
+        return PacketView({"result": result.result}, unavailable=str(exc))
+    return PacketView(output.to_json())
 
 
 @dataclass(frozen=True)
@@ -85,9 +104,11 @@ def base_of(result: ScenarioResult) -> ScenarioResult:
 def result_diff(*, result: ScenarioResult, focus: str | None = None) -> Diff:
     """The variant against its base: slots side by side, admitted/rejected changes, tokens."""
     base = base_of(result)
-    base_view, variant_view = packet_view(base), packet_view(result)
+    base_view, variant_view = packet_view(base), packet_view(result, base)
     base_slots = {s["proposition"]: s for s in base_view.slots}
     variant_slots = {s["proposition"]: s for s in variant_view.slots}
+    if variant_view.unavailable:  # the states the run stored, without their reasons
+        variant_slots = {k: {"state": state} for k, state in result.slot_states.items()}
     flipped = result.flipped_propositions
     keys = list(dict.fromkeys([*base.slot_states, *result.slot_states]))
     slots = [SlotPair(k, base_slots.get(k), variant_slots.get(k), k in flipped) for k in keys]
@@ -110,7 +131,8 @@ def result_diff(*, result: ScenarioResult, focus: str | None = None) -> Diff:
 
 
 def first_flipped(*, run: SuiteRun) -> ScenarioResult | None:
-    for result in run.results.defer("output_json").exclude(perturbation="").order_by("position"):
+    variants = run.results.defer("output_json", "input_json").exclude(perturbation="")
+    for result in variants.order_by("position"):
         if result.flipped_propositions:
             return result
     return None

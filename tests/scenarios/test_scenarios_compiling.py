@@ -44,9 +44,10 @@ def test_a_sweep_that_lets_go_of_models_keeps_the_same_results():
     light = compiling.sweep_scenario(document, ["case_note"], keep_models=False)
     assert kept.base.output_json == "" and light.base.output is not None
     assert [v.name for v in kept.variants] == [v.name for v in light.variants]
+    assert json.loads(light.base.output_json) == kept.base.output.to_json()
     for full, lean in zip(kept.variants, light.variants, strict=True):
-        assert lean.document is None and lean.output is None
-        assert json.loads(lean.output_json) == full.output.to_json()
+        # A variant is not serialised: scenarios.replay compiles it again when opened.
+        assert lean.document is None and lean.output is None and lean.output_json == ""
         assert (lean.result, lean.plan_id, lean.flips) == (
             str(full.output.result),
             full.output.plan_id or "",

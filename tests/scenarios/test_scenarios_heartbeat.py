@@ -27,6 +27,7 @@ RESULT_FIELDS = (
     "result",
     "plan_id",
     "output_json",
+    "input_json",
     "slot_states",
     "flips",
     "expectation_failures",
