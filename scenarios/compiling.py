@@ -132,6 +132,8 @@ class Compiled:
     slot_states: dict[str, str]
     flips: dict[str, Any] | None = None
     result: str = ""
+    # The variant's verdicts (`relations.judge`, as JSON); empty on the base.
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
     plan_id: str = ""
     output_json: str = ""
 
@@ -218,16 +220,13 @@ def sweep_scenario(
         report["perturbations"], variants, strict=True
     ):
         perturbation = {k: row[k] for k in ("name", "operator", "args")}
-        # The verdicts travel with the flips (and are stored with them on the result row) until
-        # the workbench gives them a place of their own.
-        judged = {
-            **row["flips"], "label": row["label"], "verdict": row["verdict"],
-            "verdicts": row["verdicts"],
-        }  # fmt: skip
+        # The flips carry the perturbation in plain words and its worst verdict; the verdicts
+        # themselves are stored in a column of their own (`ScenarioResult.verdicts`).
+        judged = {**row["flips"], "label": row["label"], "verdict": row["verdict"]}
         result.variants.append(
             Compiled(
                 perturbation, variant_in, variant_out, ms, row["slots"], judged,
-                result=outcome, plan_id=plan_id, output_json=text,
+                result=outcome, plan_id=plan_id, output_json=text, verdicts=row["verdicts"],
             )
         )  # fmt: skip
     result.expectation_failures = report["expectation_failures"]

@@ -277,9 +277,10 @@ class ScenarioResult(models.Model):
     # again from the base's `input_json` (rows stored before that kept theirs here).
     output_json = models.TextField(blank=True)
     slot_states = models.JSONField(default=dict)
-    # compiler.perturb.flips() against the scenario's base; null on the base row.
+    # compiler.perturb.flips() against the scenario's base, with the perturbation in plain
+    # words (`label`) and its worst `verdict`; null on the base row.
     flips = models.JSONField(null=True, blank=True)
-    # The variant's verdicts (inside `flips`) counted per proposition ("" for the variant as
+    # The variant's verdicts counted per proposition ("" for the variant as
     # a whole) and kind, {"fact_00": {"expected": 1}, ...}, keys sorted: what the run's
     # verdict summary adds up. Variants judged alike store the same value, so the summary
     # groups by it and never reads `flips`. Null on a base and a variant without verdicts.
@@ -291,6 +292,10 @@ class ScenarioResult(models.Model):
     # row, so SQLite reads the columns before it without walking its overflow pages; null
     # rather than empty, so adding it to a large table is an ALTER TABLE, not a rebuild.
     input_json = models.TextField(null=True, blank=True)
+    # The variant's verdicts (compiler.relations.judge, as JSON): `judged` reads them. Null on
+    # a base, and on rows stored before they had a column (theirs are in `flips`). Apart from
+    # `flips`, so what reads the flips (the JSON report) does not parse them.
+    verdicts = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "position"]
@@ -311,6 +316,13 @@ class ScenarioResult(models.Model):
         if not self.output_json:
             raise ValueError(f"{self} stores no output: selectors.packet_view compiles it")
         return json.loads(self.output_json)
+
+    @property
+    def judged(self) -> list[dict[str, Any]]:
+        """The variant's verdicts: their column, or `flips` on rows stored before it."""
+        if self.verdicts is not None:
+            return self.verdicts
+        return (self.flips or {}).get("verdicts", [])
 
     @property
     def flipped_propositions(self) -> set[str]:

@@ -28,6 +28,7 @@ ROW_DEFAULTS: dict[str, Any] = {
     "perturbation_args": None,
     "plan_id": "",
     "flips": None,
+    "verdicts": None,
     "verdict_counts": None,
     "expectation_failures": [],
     "output_json": "",  # a variant's: compiled again when opened (scenarios.replay)
@@ -35,11 +36,11 @@ ROW_DEFAULTS: dict[str, Any] = {
 }
 
 
-def verdict_counts(flips: dict[str, Any] | None) -> dict[str, dict[str, int]] | None:
+def verdict_counts(verdicts: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]] | None:
     """A variant's verdicts counted per proposition ("" for the variant as a whole) and kind,
     keys sorted (the stored `ScenarioResult.verdict_counts`); None without verdicts."""
     counts: dict[str, dict[str, int]] = {}
-    for verdict in (flips or {}).get("verdicts", []):
+    for verdict in verdicts:
         kinds = counts.setdefault(verdict["proposition"] or "", {})
         kinds[verdict["kind"]] = kinds.get(verdict["kind"], 0) + 1
     return {key: dict(sorted(counts[key].items())) for key in sorted(counts)} or None
@@ -84,7 +85,8 @@ def _scenario_rows(
                 "duration_ms": variant.duration_ms,
                 "slot_states": variant.slot_states,
                 "flips": variant.flips,
-                "verdict_counts": verdict_counts(variant.flips),
+                "verdicts": variant.verdicts,
+                "verdict_counts": verdict_counts(variant.verdicts),
             }
         )
     return rows

@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Value
@@ -336,6 +337,20 @@ def _compile_chunk(
     return totals, contract_sha256
 
 
+def _json_parameter() -> Callable[[Any], Any]:
+    """A JSON column's value as the writer's parameter: orjson's text, which SQLite stores as
+    it is and PostgreSQL's jsonb parses (the same documents as `json.dumps` gives, without
+    its spaces, and several times faster on the thousands of small ones a run writes); other
+    databases get the ORM's own adaptation."""
+    if connection.vendor == "sqlite":
+        return lambda value: orjson.dumps(value).decode()
+    if connection.vendor == "postgresql":
+        from psycopg.types.json import Jsonb
+
+        return lambda value: Jsonb(value, dumps=orjson.dumps)
+    return lambda value: connection.ops.adapt_json_value(value, None)
+
+
 class _ResultWriter:
     """Turns result rows into the parameters of one prepared INSERT and writes them in batches.
 
@@ -356,7 +371,7 @@ class _ResultWriter:
             ", ".join(["%s"] * len(fields)),
         )
         self.columns = [(f.attname, f.get_internal_type() == "JSONField") for f in fields]
-        self.adapt_json = connection.ops.adapt_json_value
+        self.adapt_json = _json_parameter()
         # Defaults prepared once: most rows leave several columns at their default.
         self.defaults = {
             name: self._prepare(ROW_DEFAULTS[name], is_json)
@@ -367,7 +382,7 @@ class _ResultWriter:
 
     def _prepare(self, value: Any, is_json: bool) -> Any:
         # None stays SQL NULL, as the ORM stores it.
-        return self.adapt_json(value, None) if is_json and value is not None else value
+        return self.adapt_json(value) if is_json and value is not None else value
 
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
         prepare, defaults, columns = self._prepare, self.defaults, self.columns

@@ -63,9 +63,7 @@ def sweep(
             c.slot_states,
             frozenset(admitted_in(c.output)),
             label=(c.flips or {}).get("label", ""),
-            verdicts=tuple(
-                v for v in (c.flips or {}).get("verdicts", []) if v["kind"] != "expected"
-            ),
+            verdicts=tuple(v for v in c.verdicts if v["kind"] != "expected"),
         )
         for c in swept.compiles
     }

@@ -76,8 +76,7 @@ class MatrixRow:
     @property
     def verdicts(self) -> list[dict[str, Any]]:
         """The violations and findings of the variant, violations first."""
-        verdicts = (self.result.flips or {}).get("verdicts", [])
-        judged = [v for v in verdicts if v["kind"] != "expected"]
+        judged = [v for v in self.result.judged if v["kind"] != "expected"]
         return sorted(judged, key=lambda v: v["kind"] != "violation")
 
 
@@ -155,9 +154,7 @@ def flip_matrix(
             if f["what"] == "slot" and "perturbation" not in f
         }
         judged = {
-            v["proposition"]: v["kind"]
-            for v in (result.flips or {}).get("verdicts", [])
-            if v["proposition"] is not None
+            v["proposition"]: v["kind"] for v in result.judged if v["proposition"] is not None
         }
         cells = []
         for key in propositions:

@@ -138,3 +138,33 @@ def test_grant_role_refuses_with_a_clear_error(stranger, atlas, arguments, messa
 def test_grant_role_refuses_an_actor_who_may_not_grant(stranger, viewer, atlas):
     with pytest.raises(CommandError, match="may not grant roles"):
         call_command("grant_role", stranger.username, atlas.key, "owner", actor=viewer.username)
+
+
+def test_a_sqlite_database_is_set_up_for_a_web_process_and_a_worker(tmp_path, django_db_blocker):
+    """Write-ahead logging (pages read while a run commits), commits durable when they return,
+    and transactions that take the write lock as they begin; options a URL names still win."""
+    import dj_database_url
+    from django.db.backends.sqlite3.base import DatabaseWrapper
+    from django.db.utils import ConnectionHandler
+
+    from workbench.settings.base import with_sqlite_options
+
+    def opened(database):
+        wrapper = DatabaseWrapper(
+            ConnectionHandler({"default": database}).settings["default"], alias="probe"
+        )
+        with django_db_blocker.unblock(), wrapper.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            journal = cursor.fetchone()[0]
+            cursor.execute("PRAGMA synchronous")
+            synchronous = cursor.fetchone()[0]
+        wrapper.close()
+        return journal, synchronous, wrapper.transaction_mode
+
+    database = with_sqlite_options(dj_database_url.parse(f"sqlite:///{tmp_path}/a.sqlite3"))
+    assert opened(database) == ("wal", 2, "IMMEDIATE")  # 2 is FULL
+    mine = dj_database_url.parse(f"sqlite:///{tmp_path}/b.sqlite3")
+    mine["OPTIONS"] = {"transaction_mode": "EXCLUSIVE"}
+    assert opened(with_sqlite_options(mine))[2] == "EXCLUSIVE"
+    postgres = with_sqlite_options(dj_database_url.parse("postgres://u@h/db"))
+    assert "init_command" not in postgres.get("OPTIONS", {})

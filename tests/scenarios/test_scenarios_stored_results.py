@@ -49,8 +49,8 @@ def test_a_run_stores_exactly_what_the_compiler_produces(owner, draft, corpus, s
             **expected["flips"],
             "label": expected["label"],
             "verdict": expected["verdict"],
-            "verdicts": expected["verdicts"],
         }
+        assert row.verdicts == row.judged == expected["verdicts"]
         assert row.expectation_failures == []
     assert len({r.input_sha256 for r in [base, *variants]}) == 1 + len(variants)
     assert run.summary["compiles"] == 1 + report["totals"]["perturbations"]

@@ -38,17 +38,17 @@ def run(demo_workspace):
 
 
 def recounted(run):
-    """The summary's cells, totals and columns counted from every variant's `flips`: what
+    """The summary's cells, totals and columns counted from every variant's verdicts: what
     the summary computed before the counts were stored."""
     cells: dict[tuple[str, str], Counter[str]] = {}
     totals: Counter[str] = Counter()
     operators: list[str] = []
     rows = run.results.exclude(perturbation="").order_by("position")
-    for args, flips in rows.values_list("perturbation_args", "flips"):
-        operator = (args or {}).get("operator", "")
+    for result in rows:
+        operator = (result.perturbation_args or {}).get("operator", "")
         if operator not in operators:
             operators.append(operator)
-        for verdict in (flips or {}).get("verdicts", []):
+        for verdict in result.judged:
             key = (verdict["proposition"] or "", operator)
             cells.setdefault(key, Counter())[verdict["kind"]] += 1
             totals[verdict["kind"]] += 1
@@ -90,9 +90,7 @@ def test_each_variant_stores_its_verdicts_counted(run):
     variants = list(run.results.exclude(perturbation=""))
     assert variants
     for result in variants:
-        counted = Counter(
-            (v["proposition"] or "", v["kind"]) for v in result.flips.get("verdicts", [])
-        )
+        counted = Counter((v["proposition"] or "", v["kind"]) for v in result.verdicts)
         stored = Counter(
             {
                 (key, kind): n
@@ -131,6 +129,10 @@ def test_without_kept_groups_the_summary_is_one_query_that_reads_no_flips(run):
 def test_the_migration_backfills_rows_and_runs_stored_before_the_counts(run):
     stored = dict(run.results.values_list("pk", "verdict_counts"))
     groups = run.groups
+    # Rows of then kept their verdicts inside `flips`, where the migration counts them.
+    for result in run.results.exclude(perturbation=""):
+        result.flips, result.verdicts = {**result.flips, "verdicts": result.verdicts}, None
+        result.save(update_fields=["flips", "verdicts"])
     ScenarioResult.objects.update(verdict_counts=None)
     SuiteRun.objects.update(groups={})
     backfill.backfill_verdict_counts(apps, None)
@@ -146,8 +148,8 @@ def test_variants_stored_without_verdicts_still_have_their_column(run):
     still lists their perturbation kinds, with nothing counted."""
     for result in run.results.exclude(perturbation=""):
         result.flips = {"slots": result.flips["slots"]}
-        result.verdict_counts = None
-        result.save(update_fields=["flips", "verdict_counts"])
+        result.verdict_counts = result.verdicts = None
+        result.save(update_fields=["flips", "verdict_counts", "verdicts"])
     SuiteRun.objects.update(groups={})
     backfill.backfill_verdict_counts(apps, None)
     backfill.store_finished_runs_groups(apps, None)

@@ -43,7 +43,7 @@ def test_summary_counts_the_weak_promotion_violation_of_version_2(demo_versions)
     assert violations == {("waiver_valid", "promote_weak")}
     assert summary.totals["violation"] == cells[("waiver_valid", "promote_weak")]["violation"]
     # Every stored verdict is counted once: the totals are the run's verdicts.
-    stored = sum(len(r.flips["verdicts"]) for r in run.results.exclude(perturbation=""))
+    stored = sum(len(r.verdicts) for r in run.results.exclude(perturbation=""))
     assert sum(summary.totals.values()) == stored
 
 
@@ -138,3 +138,24 @@ def test_an_expectation_naming_an_unknown_operator_is_refused(owner, scenario):
     assert "Expectation 1" in refused.value.message_dict["variant_expectations"][0]
     scenario.refresh_from_db()
     assert scenario.variant_expectations == []
+
+
+def test_rows_stored_with_their_verdicts_inside_the_flips_read_the_same(demo_versions):
+    """Runs stored before verdicts had a column of their own kept them in `flips`."""
+    from scenarios.management.commands.run_scenarios import _verdicts
+    from scenarios.models import ScenarioResult
+
+    run = _run(2)
+
+    def shown():
+        rows = selectors.flip_matrix(run=run, page=None).rows
+        return [(r.result.pk, r.verdict, r.verdicts, [c.verdict for c in r.cells]) for r in rows]
+
+    before, listed = shown(), _verdicts(run)
+    assert any(verdicts for _, _, verdicts, _ in before)
+    for result in run.results.exclude(perturbation=""):
+        ScenarioResult.objects.filter(pk=result.pk).update(
+            flips={**result.flips, "verdicts": result.verdicts}, verdicts=None
+        )
+    assert not run.results.filter(verdicts__isnull=False).exists()
+    assert shown() == before and _verdicts(run) == listed

@@ -114,10 +114,32 @@ TEMPLATES = [
 # An embedded SQLite file at the repository root (gitignored) unless DATABASE_URL names another
 # database: PostgreSQL in CI and in production.
 SQLITE_PATH = BASE_DIR / "workbench.sqlite3"
+# SQLite (the embedded default, and `make serve`'s) is set up for a web process and a worker
+# that write at once: write-ahead logging, so pages read while a run commits its results and a
+# commit syncs one file once; transactions that take the write lock as they begin, so two
+# writers never deadlock upgrading their locks; and up to 20 s of waiting for that lock before
+# "database is locked". `synchronous` stays FULL: a commit is on disk when it returns.
+SQLITE_OPTIONS: dict[str, object] = {
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
+
+
+def with_sqlite_options(database: dict[str, object]) -> dict[str, object]:
+    """`database` with `SQLITE_OPTIONS` added if it is SQLite (options it names win)."""
+    if database.get("ENGINE") == "django.db.backends.sqlite3":
+        options = database.get("OPTIONS") or {}
+        database["OPTIONS"] = {**SQLITE_OPTIONS, **options}  # type: ignore[dict-item]
+    return database
+
+
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{SQLITE_PATH}",
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+    "default": with_sqlite_options(
+        dj_database_url.config(
+            default=f"sqlite:///{SQLITE_PATH}",
+            conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+        )
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -11,7 +11,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import FROM_CHECKOUT, INSTALLED_APPS, MIDDLEWARE
+from .base import FROM_CHECKOUT, INSTALLED_APPS, MIDDLEWARE, with_sqlite_options
 from .environment import load_environment
 
 env = load_environment()
@@ -22,7 +22,9 @@ if env.SIGNING_KEY_SECRET is not None:
     SIGNING_KEY_SECRET = env.SIGNING_KEY_SECRET.get_secret_value()
 ALLOWED_HOSTS = env.DJANGO_ALLOWED_HOSTS
 DATABASES = {
-    "default": dj_database_url.parse(env.DATABASE_URL, conn_max_age=env.DATABASE_CONN_MAX_AGE)
+    "default": with_sqlite_options(
+        dj_database_url.parse(env.DATABASE_URL, conn_max_age=env.DATABASE_CONN_MAX_AGE)
+    )
 }
 TIME_ZONE = env.DJANGO_TIME_ZONE
 

@@ -97,13 +97,12 @@ class Command(BaseCommand):
 
 def _verdicts(run: Any) -> list[dict[str, Any]]:
     """Every violation and finding of the run (violations first), with its scenario: the
-    sweep stores a variant's verdicts with its flips."""
+    verdicts are stored with each variant (`ScenarioResult.judged`)."""
+    variants = run.results.exclude(perturbation="").order_by("position")
     found = [
-        {"scenario": name, **verdict}
-        for name, flips in run.results.exclude(perturbation="")
-        .order_by("position")
-        .values_list("scenario_name", "flips")
-        for verdict in (flips or {}).get("verdicts", [])
+        {"scenario": result.scenario_name, **verdict}
+        for result in variants.only("scenario_name", "flips", "verdicts")
+        for verdict in result.judged
         if verdict["kind"] != "expected"
     ]
     return sorted(found, key=lambda v: v["kind"] != "violation")

@@ -12,6 +12,11 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name='scenarioresult',
+            name='verdicts',
+            field=models.JSONField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name='scenarioresult',
             name='input_json',
             field=models.TextField(blank=True, null=True),
         ),
