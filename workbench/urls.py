@@ -70,6 +70,7 @@ urlpatterns = [
     ),
     path(version + "review/", review_views.version_review, name="version_review"),
     path(version + "impact/", review_views.version_impact, name="version_impact"),
+    path(version + "impact/retry/", review_views.version_impact_retry, name="version_impact_retry"),
     path(version + "bundle.json", key_views.version_bundle, name="version_bundle"),
     path(version + "submit/", review_views.version_submit, name="version_submit"),
     path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),

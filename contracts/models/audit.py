@@ -52,6 +52,7 @@ class AuditAction(models.TextChoices):
     BUNDLE_IMPORTED = "bundle.imported", "Bundle imported"
     SIGNING_KEY_CREATED = "signing_key.created", "Signing key created"
     VIOLATION_JUSTIFIED = "violation.justified", "Violation justified"
+    IMPACT_REPORT_RETRIED = "impact_report.retried", "Impact report asked for again"
     SIGNING_KEY_REGISTERED = "signing_key.registered", "Signing key registered"
     SIGNING_KEY_REVOKED = "signing_key.revoked", "Signing key revoked"
 

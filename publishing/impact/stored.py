@@ -28,13 +28,15 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from compiler import COMPILER_VERSION
 from contracts.documents import ContractInvalid, compiled_contract
-from contracts.models import ContractVersion, StoredImpactReport
+from contracts.models import AuditAction, ContractVersion, StoredImpactReport
+from contracts.services import audit_record
 from scenarios import heartbeat, stopping
 
 from .report import FORMAT, ImpactReport, baseline_version, impact_report
@@ -58,8 +60,13 @@ REPORT_RETRYING = "The last attempt failed ({error}); it is being tried again."
 REPORT_STOPPED = (
     "The worker computing it stopped (no heartbeat since {heartbeat}) on attempt {attempts} "
     "of {most}; it was not queued again. It is computed again when a scenario, a corpus, "
-    "the catalogue or the contract changes."
+    "the catalogue or the contract changes, or when someone asks for it again."
 )
+NOT_FAILED = (
+    "The impact report of version {number} has not failed, so there is nothing to compute "
+    "again: {state}"
+)
+RETRIED = "Impact report of version {number} asked for again (it had failed: {error})"
 # Starts of a report by a worker (a failure or a lost worker each end one) before it fails.
 MAX_ATTEMPTS = 3
 
@@ -170,6 +177,39 @@ def report_request(*, version: ContractVersion, inputs: str | None = None) -> St
                 _enqueue(version.pk)
     elif stored.status == StoredImpactReport.Status.COMPUTING:
         report_requeue_if_stale(report_id=stored.pk)
+    stored.refresh_from_db()
+    return stored
+
+
+def report_retry(*, actor: Any, version: ContractVersion) -> StoredImpactReport:
+    """Ask again for a report that failed for good (its attempts used up, or its worker lost
+    on the last one): its attempts start again from none, the task is queued, and the audit
+    log records who asked and what the failure was. `ValidationError` if the report of the
+    version's current inputs has not failed. The caller checks the actor's role."""
+    inputs = inputs_sha256(version)
+    with transaction.atomic():
+        reports = StoredImpactReport.objects.select_for_update()
+        stored = reports.filter(version=version, inputs_sha256=inputs).first()
+        if stored is None or stored.status != StoredImpactReport.Status.FAILED:
+            state = "it is ready." if stored is not None and not stored.error else ""
+            if stored is not None and stored.status != StoredImpactReport.Status.READY:
+                state = report_state(stored)
+            raise ValidationError(
+                NOT_FAILED.format(number=version.number, state=state or "it is being computed.")
+            )
+        error = stored.error
+        stored.status, stored.attempts, stored.error = StoredImpactReport.Status.PENDING, 0, ""
+        stored.requeued_at = timezone.now()
+        stored.save(update_fields=["status", "attempts", "error", "requeued_at"])
+        audit_record(
+            actor=actor,
+            action=AuditAction.IMPACT_REPORT_RETRIED,
+            summary=RETRIED.format(number=version.number, error=error),
+            decision_type=version.decision_type,
+            version=version,
+            changes={"error": error},
+        )
+        _enqueue(version.pk)
     stored.refresh_from_db()
     return stored
 

@@ -35,6 +35,7 @@ from publishing.impact import (
     REPORT_FAILED,
     REPORT_PENDING,
     report_ensure,
+    report_retry,
     report_state,
     stored_report,
 )
@@ -204,6 +205,7 @@ __all__ = [
     "report_ensure",
     "REPORT_PENDING",
     "REPORT_FAILED",
+    "report_retry",
     "report_state",
     "stored_report",
     "review_warnings",

@@ -231,3 +231,58 @@ def test_a_worker_starting_queues_a_lost_report_again_and_computes_it(
     row = stored_row(version)
     assert (row.status, row.attempts) == (Status.READY, 2)
     assert row.report_sha256 == impact.impact_report(version).sha256
+
+
+def retry_url(version):
+    kwargs = {"key": version.decision_type.key, "number": version.number}
+    return reverse("version_impact_retry", kwargs=kwargs)
+
+
+def test_a_report_failed_for_good_is_computed_again_when_asked(
+    client, suite, draft, owner, reviewer, viewer, keys, computations
+):
+    from contracts.models import AuditAction, AuditEvent
+
+    calls = computations("fail", "fail", "fail")
+    version = submit(draft, owner)
+    for _ in range(3):
+        impact.stored_report(version)
+    failed = stored_row(version)
+    assert (failed.status, failed.attempts) == (Status.FAILED, 3)
+
+    # A viewer reads the failure but gets no button, and may not ask.
+    client.force_login(viewer)
+    page = client.get(impact_url(version)).content.decode()
+    assert 'id="report-failed"' in page and "Compute the report again" not in page
+    assert client.post(retry_url(version)).status_code == 403
+    assert stored_row(version).status == Status.FAILED and len(calls) == 3
+
+    client.force_login(reviewer)
+    page = client.get(impact_url(version)).content.decode()
+    assert f'action="{retry_url(version)}"' in page and "Compute the report again" in page
+    response = client.post(retry_url(version))
+    assert response.status_code == 302 and response["Location"] == impact_url(version)
+    ready = stored_row(version)  # the immediate backend computes it at once
+    assert (ready.status, ready.attempts, ready.error) == (Status.READY, 1, "")
+    assert calls == ["fail", "fail", "fail", "compute"]
+    event = AuditEvent.objects.get(action=AuditAction.IMPACT_REPORT_RETRIED)
+    assert event.actor == reviewer and event.version == version
+    assert event.changes == {"error": failed.error} and failed.error in event.summary
+    assert "being computed again" in client.get(impact_url(version)).content.decode()
+
+
+def test_a_report_that_has_not_failed_is_not_asked_for_again(
+    client, suite, draft, owner, reviewer, keys
+):
+    version = submit(draft, owner)
+    assert stored_row(version).status == Status.READY
+    client.force_login(reviewer)
+    refused = client.post(retry_url(version))
+    assert refused.status_code == 422
+    assert "has not failed, so there is nothing to compute again: it is ready." in (
+        refused.content.decode()
+    )
+    assert client.get(retry_url(version)).status_code == 405
+    from contracts.models import AuditAction, AuditEvent
+
+    assert not AuditEvent.objects.filter(action=AuditAction.IMPACT_REPORT_RETRIED).exists()

@@ -49,6 +49,7 @@ REVIEW_TEMPLATE = "contracts/review.html"
 SUBMITTED = "Version {number} is in review."
 APPROVED = "You approved version {number}."
 JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
+REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed again."
 CHANGES_REQUESTED = "Version {number} went back to its owner."
 PUBLISHED = "Version {number} is published; its bundle is {sha256}."
 RETIRED = "Version {number} is retired."
@@ -243,6 +244,7 @@ def _render_impact(
         "pending": review.REPORT_PENDING.format(number=version.number) if waiting else "",
         "report_state": waiting,
         "failed": failed,
+        "can_retry": bool(failed) and _may_retry(request, version),
     }
     template = "contracts/impact.html" + ("#report" if request.htmx else "")
     status = 422 if errors or problems else 200
@@ -330,6 +332,25 @@ def version_justify(request: HttpRequest, key: str, number: int) -> HttpResponse
     except ValidationError as error:
         return _render_impact(request, version, errors=error.messages)
     messages.success(request, JUSTIFIED)
+    return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
+
+
+def _may_retry(request: HttpRequest, version: ContractVersion) -> bool:
+    """Who waits on the report may ask for it again: its owners and its reviewers."""
+    return any(review.permitted(request.user, version, a) for a in (review.SUBMIT, review.APPROVE))
+
+
+@require_POST
+def version_impact_retry(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    """Compute again a report that failed for good (`review.report_retry`)."""
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    if not _may_retry(request, version):
+        raise PermissionDenied(services.NOT_ALLOWED)
+    try:
+        review.report_retry(actor=request.user, version=version)
+    except ValidationError as error:
+        return _render_impact(request, version, errors=error.messages)
+    messages.success(request, REPORT_ASKED_AGAIN.format(number=number))
     return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
 
 
