@@ -11,7 +11,14 @@ tests/deployment/test_wheel.py checks that the wheel holds every tracked .py, te
 static file of these apps, and no `compiler/`.
 """
 
+import shutil
+from pathlib import Path
+
 from setuptools import find_namespace_packages, find_packages, setup
+
+# A wheel holds the checkout's files as they are now: setuptools copies into build/lib and
+# never removes what was deleted or renamed since the last build, which would ship it too.
+shutil.rmtree(Path(__file__).parent / "build" / "lib", ignore_errors=True)
 
 APPS = ["contracts", "scenarios", "publishing", "workbench"]
 # Data folder at the repository root -> package inside `workbench`, and the files it carries.
