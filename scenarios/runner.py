@@ -30,7 +30,7 @@ from compiler.compiled import contract_sha256 as remembered_contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.services import audit_record
 
-from . import stopping
+from . import stopping, stored_reports
 from .audit import Action
 from .models import Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
@@ -130,7 +130,9 @@ def chunk_execute(
             SuiteRunChunk.objects.filter(pk=chunk.pk).update(
                 status=SuiteRunChunk.Status.FINISHED, totals=totals
             )
-            _finish_if_last(run, claim)
+            finished = _finish_if_last(run, claim)
+        if finished:
+            _store_report(run.pk)
     except RunSuperseded:
         logger.warning("Run %s was requeued while this worker ran it; leaving it.", run.pk)
     except stopping.WorkerStopping:
@@ -169,12 +171,12 @@ def _hand_back(claim: _RunClaim, hand_back: HandBack | None) -> None:
         logger.info("Asked to stop: chunk %s of run %s handed back", claim.chunk, claim.pk)
 
 
-def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
+def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> bool:
     """With the run row locked: if every chunk is finished, the run is, with the summed
-    totals and a `run.finished` audit event."""
+    totals and a `run.finished` audit event. Whether it finished."""
     chunks = SuiteRunChunk.objects.filter(run_id=run.pk)
     if chunks.exclude(status=SuiteRunChunk.Status.FINISHED).exists():
-        return
+        return False
     summary = _new_totals()
     for totals in chunks.values_list("totals", flat=True):
         for key, value in totals.items():
@@ -198,6 +200,17 @@ def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
         version=run.version,
         changes={"run": run.pk, **summary},
     )
+    return True
+
+
+def _store_report(run_id: int) -> None:
+    """Write the finished run's JSON report once (`stored_reports`), after the commit that
+    finished it. Should that fail, the run stays finished and its report is taken from the
+    rows when asked for, as before."""
+    try:
+        stored_reports.store(SuiteRun.objects.get(pk=run_id))
+    except Exception:  # noqa: BLE001 - the report still streams from the rows
+        logger.exception("Run %s finished, but its report was not stored", run_id)
 
 
 class _RunClaim:

@@ -52,7 +52,7 @@ from .previews import (
     expectation_preview,
     scenario_document,
 )
-from .reports import run_comparison, run_report, run_report_stream
+from .reports import report_from_rows, run_comparison, run_report, run_report_stream
 from .verdicts import LEGEND, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
@@ -96,6 +96,7 @@ __all__ = [
     "run_propositions",
     "run_report",
     "run_report_stream",
+    "report_from_rows",
     "runs",
     "scenario_document",
     "scenario_for_user",

@@ -19,6 +19,16 @@ def run_report(*, run: SuiteRun) -> dict[str, Any]:
 
 
 def run_report_stream(*, run: SuiteRun) -> Iterator[str]:
+    """`run_report` as JSON text, a piece at a time: a finished run's as it was stored when
+    the run finished (`scenarios.stored_reports`), read back part by part; any other run's
+    from its rows (`report_from_rows`)."""
+    parts = run.report_parts.order_by("number").values_list("text", flat=True)
+    if run.status == SuiteRun.Status.FINISHED and parts.exists():
+        return parts.iterator(chunk_size=1)
+    return report_from_rows(run=run)
+
+
+def report_from_rows(*, run: SuiteRun) -> Iterator[str]:
     """`run_report` as JSON text, a batch of items at a time. Each failure and flip is written
     by the database from the stored JSON (`_stored_items`): no row is decoded into Python and
     encoded again, and rows are fetched in batches (a server-side cursor on PostgreSQL), so a
