@@ -11,14 +11,18 @@ tests/deployment/test_wheel.py checks that the wheel holds every tracked .py, te
 static file of these apps, and no `compiler/`.
 """
 
+import atexit
 import shutil
-from pathlib import Path
+import tempfile
 
 from setuptools import find_namespace_packages, find_packages, setup
 
 # A wheel holds the checkout's files as they are now: setuptools copies into build/lib and
-# never removes what was deleted or renamed since the last build, which would ship it too.
-shutil.rmtree(Path(__file__).parent / "build" / "lib", ignore_errors=True)
+# never removes what was deleted or renamed since the last build, which would ship it too (a
+# renamed migration beside its new name). Each build gets a fresh build directory of its own,
+# which also keeps two builds of the checkout at once out of each other's way.
+BUILD_BASE = tempfile.mkdtemp(prefix="evidence-workbench-build-")
+atexit.register(shutil.rmtree, BUILD_BASE, ignore_errors=True)
 
 APPS = ["contracts", "scenarios", "publishing", "workbench"]
 # Data folder at the repository root -> package inside `workbench`, and the files it carries.
@@ -45,4 +49,5 @@ setup(
     ],
     package_dir={f"workbench.{folder}": folder for folder in DATA},
     package_data=data_packages(),
+    options={"build": {"build_base": BUILD_BASE}},
 )

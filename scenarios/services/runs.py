@@ -84,7 +84,8 @@ def _run_create(
         version=version,
         changes={"run": run.pk, "scenarios": total},
     )
-    size = chunk_scenarios()
+    # Chunks are for workers to share a run; one compiled here and now is one chunk.
+    size = chunk_scenarios() if enqueue else total
     SuiteRunChunk.objects.bulk_create(
         SuiteRunChunk(run=run, number=number, first=first, count=min(size, total - first))
         for number, first in enumerate(range(0, total, size))
