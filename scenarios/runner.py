@@ -4,7 +4,7 @@
 It imports neither the services nor the task (an import-linter contract in pyproject.toml
 keeps it so): the services enqueue through `tasks`, `tasks` calls `run_execute` here.
 
-Results are written with one prepared INSERT (`_ResultWriter`) and committed about once a
+Results are written with one prepared INSERT (`ResultWriter`) and committed about once a
 heartbeat interval together with the run's progress; every write checks that this worker
 still holds the run (`_RunClaim`), so a worker whose run was requeued meanwhile writes
 nothing more. See docs/scenarios.md, "The run lifecycle".
@@ -19,9 +19,8 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import orjson
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -32,12 +31,12 @@ from contracts.services import audit_record
 
 from . import stopping, stored_reports
 from .audit import Action
-from .models import Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
+from .models import Scenario, SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
-    ROW_DEFAULTS,
     _corpus_models,
     _scenario_rows,
 )
+from .result_writer import ResultWriter
 from .run_groups import run_groups
 
 logger = logging.getLogger(__name__)
@@ -116,7 +115,7 @@ def chunk_execute(
     chunk.refresh_from_db()
     run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run.pk)
     claim = _RunClaim(run, chunk)
-    writer = _ResultWriter()
+    writer = ResultWriter()
     try:
         totals, contract_sha256 = _compile_chunk(run, chunk, writer, claim)
         # The last results land with the chunk's outcome (and the run's, if it is the last):
@@ -239,7 +238,7 @@ class _RunClaim:
             )
         self.committed += done
 
-    def commit(self, writer: _ResultWriter, done: int, **fields: Any) -> None:
+    def commit(self, writer: ResultWriter, done: int, **fields: Any) -> None:
         """Commit the writer's rows with the progress they make (`done`: the chunk's
         scenarios stored, in all). The rows first: a run requeued meanwhile rolls them back.
         Then `stopping.WorkerStopping` if the worker was asked to stop."""
@@ -307,7 +306,7 @@ def _stored_totals(run: SuiteRun, chunk: SuiteRunChunk, totals: dict[str, int]) 
 
 
 def _compile_chunk(
-    run: SuiteRun, chunk: SuiteRunChunk, writer: _ResultWriter, claim: _RunClaim
+    run: SuiteRun, chunk: SuiteRunChunk, writer: ResultWriter, claim: _RunClaim
 ) -> tuple[dict[str, Any], str]:
     """Compile the chunk's scenarios (after the `done` ones a requeued chunk already stored)
     into `writer`, committing with a heartbeat about every `SUITE_RUN_HEARTBEAT_SECONDS`
@@ -348,68 +347,3 @@ def _compile_chunk(
             last_flush = now
         _add_totals(totals, rows)
     return totals, contract_sha256
-
-
-def _json_parameter() -> Callable[[Any], Any]:
-    """A JSON column's value as the writer's parameter: orjson's text, which SQLite stores as
-    it is and PostgreSQL's jsonb parses (the same documents as `json.dumps` gives, without
-    its spaces, and several times faster on the thousands of small ones a run writes); other
-    databases get the ORM's own adaptation."""
-    if connection.vendor == "sqlite":
-        return lambda value: orjson.dumps(value).decode()
-    if connection.vendor == "postgresql":
-        from psycopg.types.json import Jsonb
-
-        return lambda value: Jsonb(value, dumps=orjson.dumps)
-    return lambda value: connection.ops.adapt_json_value(value, None)
-
-
-class _ResultWriter:
-    """Turns result rows into the parameters of one prepared INSERT and writes them in batches.
-
-    A suite writes thousands of rows of which only the JSON columns need preparing; the ORM's
-    `bulk_create` builds a statement with a placeholder per value and prepares every value,
-    which cost more than the compiles themselves (see bench/sweep.py). Rows are turned into
-    flat tuples of strings and numbers as soon as they are made, so the garbage collector has
-    nothing to walk while they wait. The column list comes from the model, so the statement
-    follows its migrations.
-    """
-
-    def __init__(self) -> None:
-        fields = [f for f in ScenarioResult._meta.concrete_fields if not f.primary_key]
-        quote = connection.ops.quote_name
-        self.sql = "INSERT INTO {} ({}) VALUES ({})".format(
-            quote(ScenarioResult._meta.db_table),
-            ", ".join(quote(f.column) for f in fields),
-            ", ".join(["%s"] * len(fields)),
-        )
-        self.columns = [(f.attname, f.get_internal_type() == "JSONField") for f in fields]
-        self.adapt_json = _json_parameter()
-        # Defaults prepared once: most rows leave several columns at their default.
-        self.defaults = {
-            name: self._prepare(ROW_DEFAULTS[name], is_json)
-            for name, is_json in self.columns
-            if name in ROW_DEFAULTS
-        }
-        self.pending: list[tuple[Any, ...]] = []
-
-    def _prepare(self, value: Any, is_json: bool) -> Any:
-        # None stays SQL NULL, as the ORM stores it.
-        return self.adapt_json(value) if is_json and value is not None else value
-
-    def add(self, rows: Sequence[dict[str, Any]]) -> None:
-        prepare, defaults, columns = self._prepare, self.defaults, self.columns
-        self.pending += [
-            tuple(
-                [
-                    prepare(row[name], is_json) if name in row else defaults[name]
-                    for name, is_json in columns
-                ]
-            )
-            for row in rows
-        ]
-
-    def flush(self) -> None:
-        with connection.cursor() as cursor:
-            cursor.executemany(self.sql, self.pending)
-        self.pending = []
