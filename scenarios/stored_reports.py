@@ -10,6 +10,8 @@ rows as before. Deleting a run (`prune_runs`) deletes its parts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from django.db import transaction
 
 from .models import SuiteRun, SuiteRunReportPart
@@ -26,15 +28,20 @@ def store(run: SuiteRun) -> int:
     number = 0
     with transaction.atomic():
         SuiteRunReportPart.objects.filter(run=run).delete()
-        pending: list[str] = []
-        size = 0
-        for piece in report_from_rows(run=run):
-            pending.append(piece)
-            size += len(piece)
-            if size >= PART_CHARACTERS:
-                SuiteRunReportPart.objects.create(run=run, number=number, text="".join(pending))
-                number, pending, size = number + 1, [], 0
-        if pending:
-            SuiteRunReportPart.objects.create(run=run, number=number, text="".join(pending))
-            number += 1
+        for number, text in enumerate(_parts(report_from_rows(run=run)), start=1):
+            SuiteRunReportPart.objects.create(run=run, number=number - 1, text=text)
     return number
+
+
+def _parts(pieces: Iterable[str]) -> Iterator[str]:
+    """The pieces joined into parts of at least `PART_CHARACTERS` (the last one shorter)."""
+    pending: list[str] = []
+    size = 0
+    for piece in pieces:
+        pending.append(piece)
+        size += len(piece)
+        if size >= PART_CHARACTERS:
+            yield "".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield "".join(pending)

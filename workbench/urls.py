@@ -6,6 +6,7 @@ from django.urls import include, path
 
 from .views import catalogue, dashboard, people, propositions
 from .views import editor as views
+from .views import impact as impact_views
 from .views import keys as key_views
 from .views import review as review_views
 from .views import versions as version_views
@@ -69,13 +70,13 @@ urlpatterns = [
         name="version_start_draft",
     ),
     path(version + "review/", review_views.version_review, name="version_review"),
-    path(version + "impact/", review_views.version_impact, name="version_impact"),
-    path(version + "impact/retry/", review_views.version_impact_retry, name="version_impact_retry"),
+    path(version + "impact/", impact_views.version_impact, name="version_impact"),
+    path(version + "impact/retry/", impact_views.version_impact_retry, name="version_impact_retry"),
     path(version + "bundle.json", key_views.version_bundle, name="version_bundle"),
     path(version + "submit/", review_views.version_submit, name="version_submit"),
     path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),
     path(version + "approve/", review_views.version_approve, name="version_approve"),
-    path(version + "justify/", review_views.version_justify, name="version_justify"),
+    path(version + "justify/", impact_views.version_justify, name="version_justify"),
     path(
         version + "request-changes/",
         review_views.version_request_changes,

@@ -61,6 +61,14 @@ def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str,
                 "signature": base64.b64encode(signature).decode("ascii"),
             }
         )
+    return _sealed(normal, digest, entries)[0]
+
+
+def _sealed(
+    normal: dict[str, Any], digest: str, entries: list[dict[str, Any]]
+) -> tuple[dict[str, Any], Bundle]:
+    """The bundle of `normal` with its signature entries in their one order (the publisher's
+    first, then by signer and key), checked: the schema, four eyes, the set of signatures."""
     entries.sort(key=lambda e: (e["role"] != "publisher", e["signer"], e["key_id"]))
     bundle = {**normal, "sha256": digest, "signatures": entries}
     try:
@@ -69,7 +77,7 @@ def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str,
         raise _schema_error(exc, "the signatures are invalid") from None
     _check_four_eyes(model.manifest)
     _check_signature_set(model)
-    return bundle
+    return bundle, model
 
 
 def _with_signer_keys(
@@ -137,14 +145,7 @@ def assemble_bundle(
                 "signature": signed.signature,
             }
         )
-    entries.sort(key=lambda e: (e["role"] != "publisher", e["signer"], e["key_id"]))
-    bundle = {**normal, "sha256": digest, "signatures": entries}
-    try:
-        model = Bundle.model_validate(bundle)
-    except ValidationError as exc:
-        raise _schema_error(exc, "the signatures are invalid") from None
-    _check_four_eyes(model.manifest)
-    _check_signature_set(model)
+    bundle, model = _sealed(normal, digest, entries)
     contract_sha256 = sha256_hex(normal["contract"])
     for index, sig in enumerate(model.signatures):
         _check_statement(index, sig, model, contract_sha256)

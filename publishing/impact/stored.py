@@ -191,12 +191,11 @@ def report_retry(*, actor: Any, version: ContractVersion) -> StoredImpactReport:
         reports = StoredImpactReport.objects.select_for_update()
         stored = reports.filter(version=version, inputs_sha256=inputs).first()
         if stored is None or stored.status != StoredImpactReport.Status.FAILED:
-            state = "it is ready." if stored is not None and not stored.error else ""
-            if stored is not None and stored.status != StoredImpactReport.Status.READY:
-                state = report_state(stored)
-            raise ValidationError(
-                NOT_FAILED.format(number=version.number, state=state or "it is being computed.")
-            )
+            if stored is not None and stored.status == StoredImpactReport.Status.READY:
+                state = "it is ready."
+            else:
+                state = (stored and report_state(stored)) or "it is being computed."
+            raise ValidationError(NOT_FAILED.format(number=version.number, state=state))
         error = stored.error
         stored.status, stored.attempts, stored.error = StoredImpactReport.Status.PENDING, 0, ""
         stored.requeued_at = timezone.now()

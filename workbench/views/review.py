@@ -1,6 +1,7 @@
-"""Review and publishing in the browser: the review card with its transition buttons and the
-impact report. (Version history, diffs and new drafts are `versions.py`; signing keys and
-bundle downloads are `keys.py`.)
+"""Review and publishing in the browser: the review card with its transition buttons. (The
+impact report's page, justifications and asking for it again are `impact.py`; version
+history, diffs and new drafts are `versions.py`; signing keys and bundle downloads are
+`keys.py`.)
 
 Each button posts to one view that parses the form and calls the matching action in
 `publishing.review`; the action checks permission and state. The views ask the same action's
@@ -23,17 +24,15 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HTMX_STOP_POLLING, trigger_client_event
+from django_htmx.http import trigger_client_event
 
 from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
 from publishing import review, signing
-from publishing.replay import recorded_decisions
 from workbench.forms import LockForm
 from workbench.forms.review import (
     ApproveForm,
-    JustifyForm,
     PublishForm,
     RequestChangesForm,
     RetireForm,
@@ -48,8 +47,6 @@ REVIEW_TEMPLATE = "contracts/review.html"
 # Messages tests assert on.
 SUBMITTED = "Version {number} is in review."
 APPROVED = "You approved version {number}."
-JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
-REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed again."
 CHANGES_REQUESTED = "Version {number} went back to its owner."
 PUBLISHED = "Version {number} is published; its bundle is {sha256}."
 RETIRED = "Version {number} is retired."
@@ -72,7 +69,7 @@ def lost_race(error: DatabaseError) -> bool:
 # --------------------------------------------------------------------------- context
 
 
-def _require(request: HttpRequest, version: ContractVersion, action: str) -> None:
+def require_role(request: HttpRequest, version: ContractVersion, action: str) -> None:
     """The action's own role (`review.ACTIONS`), asked before any form is read."""
     if not review.permitted(request.user, version, action):
         raise PermissionDenied(services.NOT_ALLOWED)
@@ -84,7 +81,7 @@ def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:
     return list(bundle.document["signatures"])
 
 
-def _review_context(
+def review_context(
     request: HttpRequest,
     version: ContractVersion,
     *,
@@ -109,7 +106,7 @@ def _review_context(
     report_state = report_failed = ""
     if actions[review.APPROVE].allowed and report is None:
         with contextlib.suppress(ContractInvalid):  # the page says what is wrong instead
-            report_state, report_failed = _report_waiting(version)
+            report_state, report_failed = report_waiting(version)
     return {
         "decision_type": decision_type,
         "version": version,
@@ -155,7 +152,7 @@ def _render_review(
     request: HttpRequest, version: ContractVersion, *, status: int = 200, **extra: Any
 ) -> HttpResponse:
     version.refresh_from_db()
-    context = _review_context(request, version, **extra)
+    context = review_context(request, version, **extra)
     template = f"{REVIEW_TEMPLATE}#review" if request.htmx else REVIEW_TEMPLATE
     return render(request, template, context, status=status)
 
@@ -178,7 +175,7 @@ def _transition(
 ) -> HttpResponse:
     """Permission, form, action, answer: the shape of every button."""
     version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require(request, version, action)
+    require_role(request, version, action)
     form = form_class(request.POST) if form_class is not None else None
     if form is not None and not form.is_valid():
         errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
@@ -214,46 +211,7 @@ def version_review(request: HttpRequest, key: str, number: int) -> HttpResponse:
     return _render_review(request, version)
 
 
-@require_GET
-def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    """The impact report: what a reviewer reads before deciding (anyone who can see the type
-    may read it; only a reviewer gets the approve button under it)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    return _render_impact(request, version)
-
-
-def _render_impact(
-    request: HttpRequest, version: ContractVersion, *, errors: list[str] | None = None
-) -> HttpResponse:
-    try:
-        report = review.report_for(version)
-        problems: list[str] = []
-    except ContractInvalid as exc:
-        report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
-    # No request compiles the report: while the worker computes it the page says so (and
-    # what the report is doing) and polls; the answer that brings the report, or its
-    # failure, stops the polling (286).
-    waiting, failed = _report_waiting(version) if report is None and not problems else ("", "")
-    context = {
-        **_review_context(request, version, errors=errors),
-        "report": report,
-        "problems": problems,
-        "recorded_decisions": recorded_decisions(version),
-        "can_justify": version.is_editable
-        and review.permitted(request.user, version, review.SUBMIT),
-        "pending": review.REPORT_PENDING.format(number=version.number) if waiting else "",
-        "report_state": waiting,
-        "failed": failed,
-        "can_retry": bool(failed) and _may_retry(request, version),
-    }
-    template = "contracts/impact.html" + ("#report" if request.htmx else "")
-    status = 422 if errors or problems else 200
-    if request.htmx and request.GET.get("poll") and not waiting:
-        status = HTMX_STOP_POLLING
-    return render(request, template, context, status=status)
-
-
-def _report_waiting(version: ContractVersion) -> tuple[str, str]:
+def report_waiting(version: ContractVersion) -> tuple[str, str]:
     """What the report not stored yet is doing, or why it failed for good: one of the two."""
     stored = review.stored_report(version)
     if stored.status == stored.Status.FAILED:
@@ -316,42 +274,6 @@ def version_approve(request: HttpRequest, key: str, number: int) -> HttpResponse
         ),
         done=lambda version, _: APPROVED.format(number=version.number),
     )
-
-
-@require_POST
-def version_justify(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    """An owner records why a violation of the impact report is acceptable."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    _require(request, version, review.SUBMIT)
-    form = JustifyForm(request.POST)
-    if not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
-        return _render_impact(request, version, errors=errors)
-    try:
-        review.violation_justify(actor=request.user, version=version, **form.cleaned_data)
-    except ValidationError as error:
-        return _render_impact(request, version, errors=error.messages)
-    messages.success(request, JUSTIFIED)
-    return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
-
-
-def _may_retry(request: HttpRequest, version: ContractVersion) -> bool:
-    """Who waits on the report may ask for it again: its owners and its reviewers."""
-    return any(review.permitted(request.user, version, a) for a in (review.SUBMIT, review.APPROVE))
-
-
-@require_POST
-def version_impact_retry(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    """Compute again a report that failed for good (`review.report_retry`)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    if not _may_retry(request, version):
-        raise PermissionDenied(services.NOT_ALLOWED)
-    try:
-        review.report_retry(actor=request.user, version=version)
-    except ValidationError as error:
-        return _render_impact(request, version, errors=error.messages)
-    messages.success(request, REPORT_ASKED_AGAIN.format(number=number))
-    return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
 
 
 @require_POST
