@@ -13,11 +13,14 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
 from typing import Any
+
+import orjson
 
 from compiler import (
     COMPILER_VERSION,
@@ -68,6 +71,28 @@ class CorpusModels:
             candidates=tuple(Candidate.model_validate(row) for row in rows),
         )
 
+    @cached_property
+    def _in_id_order(self) -> tuple[Candidate, ...]:
+        # The order `load_input` puts a pool in (a stable sort by id).
+        return tuple(sorted(self.candidates, key=attrgetter("id")))
+
+    @cached_property
+    def _json(self) -> tuple[str, str]:
+        """The directory's and the candidates' JSON, as the compiler serialises them inside an
+        input (`input_json`): made once for every scenario of the corpus."""
+        candidates = ",".join(c.model_dump_json() for c in self._in_id_order)
+        return self.directory.model_dump_json(), f"[{candidates}]"
+
+    def is_pool_of(self, document: CompileInput) -> bool:
+        """Whether `document` holds this corpus's directory and candidates themselves (what
+        `scenario_input` builds), so their JSON is this corpus's."""
+        pool = document.candidates
+        return (
+            document.directory is self.directory
+            and len(pool) == len(self.candidates)
+            and all(a is b for a, b in zip(pool, self._in_id_order, strict=True))
+        )
+
 
 def scenario_input(
     request: Mapping[str, Any], contract: Contract, corpus: CorpusModels
@@ -83,10 +108,36 @@ def scenario_input(
     )
 
 
-def input_json(document: CompileInput) -> str:
+def input_json(document: CompileInput, corpus: CorpusModels | None = None) -> str:
     """The input as the compiler serialises it: what a base row stores (`input_json`), and
-    what its `input_sha256` is the hash of."""
-    return document.model_dump_json()
+    what its `input_sha256` is the hash of.
+
+    Given the `corpus` the document was built from, the same text is put together from parts:
+    the request's, the contract's (serialised once for the contract object, which a run's
+    scenarios share) and the corpus's (once per corpus). A run's scenarios differ only in
+    their requests, and serialising the whole input for each was a fifth of what a run does
+    beside compiling (bench/sweep.py)."""
+    if corpus is None or not corpus.is_pool_of(document):
+        return document.model_dump_json()
+    directory, candidates = corpus._json
+    return (
+        f'{{"request":{document.request.model_dump_json()},'
+        f'"contract":{_contract_json(document.contract)},'
+        f'"directory":{directory},"candidates":{candidates}}}'
+    )
+
+
+# The last contract serialised (the object itself, kept alive) and its JSON: a run's
+# scenarios share one contract object, which is frozen. The pair is read and replaced whole.
+_last_contract: tuple[Contract, str] | None = None
+
+
+def _contract_json(contract: Contract) -> str:
+    global _last_contract
+    last = _last_contract
+    if last is None or last[0] is not contract:
+        last = _last_contract = (contract, contract.model_dump_json())
+    return last[1]
 
 
 def text_sha256(text: str) -> str:
@@ -104,16 +155,10 @@ def variant_sha256(base_sha256: str, perturbation: Mapping[str, Any]) -> str:
     Operators are pure functions of the base input and their arguments, versioned with the
     compiler, so (compiler version, base hash, perturbation) names the variant's input as
     exactly as hashing its JSON would, without serialising it again (with 50 contaminants it
-    is the largest document of a run).
+    is the largest document of a run). The four are hashed as a JSON array with sorted keys.
     """
-    spec = _SORTED_JSON.encode(
-        [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]]
-    )
-    return hashlib.sha256(spec.encode()).hexdigest()
-
-
-# `json.dumps(value, sort_keys=True)`, whose every call builds a new encoder: made once.
-_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+    spec = [COMPILER_VERSION, base_sha256, perturbation["operator"], perturbation["args"]]
+    return hashlib.sha256(orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 @dataclass

@@ -39,11 +39,20 @@ ROW_DEFAULTS: dict[str, Any] = {
 def verdict_counts(verdicts: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]] | None:
     """A variant's verdicts counted per proposition ("" for the variant as a whole) and kind,
     keys sorted (the stored `ScenarioResult.verdict_counts`); None without verdicts."""
+    if not verdicts:
+        return None
     counts: dict[str, dict[str, int]] = {}
     for verdict in verdicts:
-        kinds = counts.setdefault(verdict["proposition"] or "", {})
-        kinds[verdict["kind"]] = kinds.get(verdict["kind"], 0) + 1
-    return {key: dict(sorted(counts[key].items())) for key in sorted(counts)} or None
+        kinds = counts.get(verdict["proposition"] or "")
+        if kinds is None:
+            kinds = counts[verdict["proposition"] or ""] = {}
+        kind = verdict["kind"]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    # Mostly one kind per proposition: nothing to sort.
+    return {
+        key: kinds if len(kinds) == 1 else dict(sorted(kinds.items()))
+        for key, kinds in sorted(counts.items())
+    }
 
 
 def _scenario_rows(
@@ -65,7 +74,7 @@ def _scenario_rows(
         expectations=scenario.variant_expectations,
     )  # fmt: skip
     base = swept.base
-    base_input = compiling.input_json(base.document)
+    base_input = compiling.input_json(base.document, corpus)
     base_sha256 = compiling.text_sha256(base_input)
     rows = [common | _base_row(scenario, base, base_sha256, position)]
     rows[0]["input_json"] = base_input

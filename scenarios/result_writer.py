@@ -61,16 +61,19 @@ class ResultWriter:
         return self.adapt_json(value) if is_json and value is not None else value
 
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
-        prepare, defaults, columns = self._prepare, self.defaults, self.columns
-        self.pending += [
-            tuple(
-                [
-                    prepare(row[name], is_json) if name in row else defaults[name]
-                    for name, is_json in columns
-                ]
-            )
-            for row in rows
-        ]
+        adapt, columns, defaults = self.adapt_json, self.columns, self.defaults
+        missing = object()
+        for row in rows:
+            values = []
+            for name, is_json in columns:
+                value = row.get(name, missing)
+                if value is missing:
+                    values.append(defaults[name])
+                elif is_json and value is not None:
+                    values.append(adapt(value))
+                else:
+                    values.append(value)
+            self.pending.append(tuple(values))
 
     def flush(self) -> None:
         with connection.cursor() as cursor:

@@ -207,7 +207,9 @@ def _store_report(run_id: int) -> None:
     finished it. Should that fail, the run stays finished and its report is taken from the
     rows when asked for, as before."""
     try:
-        stored_reports.store(SuiteRun.objects.get(pk=run_id))
+        stored_reports.store(
+            SuiteRun.objects.select_related("decision_type", "version").get(pk=run_id)
+        )
     except Exception:  # noqa: BLE001 - the report still streams from the rows
         logger.exception("Run %s finished, but its report was not stored", run_id)
 

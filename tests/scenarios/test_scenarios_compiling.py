@@ -64,3 +64,22 @@ def test_variant_hashes_name_their_inputs():
     )
     other = compiling.input_sha256(load_input({**ATLAS, "candidates": ATLAS["candidates"][:2]}))
     assert compiling.variant_sha256(base, day) != compiling.variant_sha256(other, day)
+
+
+def test_an_input_put_together_from_its_corpus_is_the_text_the_compiler_serialises():
+    """A run hashes and stores each base's input; serialising the shared contract and corpus
+    once must not change a byte of it, whatever order the corpus keeps its candidates in."""
+    candidates = [dict(c) for c in reversed(ATLAS["candidates"])]  # not in id order
+    candidates[0]["content"] = 'Révision « ouverte » \u202eok\u202c — 審査 \\ "quoted"'
+    corpus = compiling.CorpusModels.build(ATLAS["directory"], candidates)
+    contract = load_input(ATLAS).contract
+    for request in (ATLAS["request"], {**ATLAS["request"], "principal": "rafael"}):
+        document = compiling.scenario_input(request, contract, corpus)
+        assert compiling.input_json(document, corpus) == document.model_dump_json()
+        assert corpus.is_pool_of(document)
+    # A document built from other models is serialised whole.
+    other = compiling.scenario_input(
+        ATLAS["request"], contract, compiling.CorpusModels.build(ATLAS["directory"], candidates)
+    )
+    assert not corpus.is_pool_of(other)
+    assert compiling.input_json(other, corpus) == other.model_dump_json()
