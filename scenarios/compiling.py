@@ -77,7 +77,7 @@ class CorpusModels:
         return tuple(sorted(self.candidates, key=attrgetter("id")))
 
     @cached_property
-    def _json(self) -> tuple[str, str]:
+    def pool_json(self) -> tuple[str, str]:
         """The directory's and the candidates' JSON, as the compiler serialises them inside an
         input (`input_json`): made once for every scenario of the corpus."""
         candidates = ",".join(c.model_dump_json() for c in self._in_id_order)
@@ -119,7 +119,7 @@ def input_json(document: CompileInput, corpus: CorpusModels | None = None) -> st
     beside compiling (bench/sweep.py)."""
     if corpus is None or not corpus.is_pool_of(document):
         return document.model_dump_json()
-    directory, candidates = corpus._json
+    directory, candidates = corpus.pool_json
     return (
         f'{{"request":{document.request.model_dump_json()},'
         f'"contract":{_contract_json(document.contract)},'
