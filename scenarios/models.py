@@ -221,7 +221,8 @@ class SuiteRunChunk(models.Model):
     a run is split into chunks, one task each, so any number of workers share a large run
     (each claims tasks with `skip_locked` on PostgreSQL). `done` counts the chunk's scenarios
     whose results are stored, `attempt` the run's `requeues` it was queued under (a task of an
-    earlier attempt finds it and does nothing), `totals` its share of the run's summary."""
+    earlier attempt finds it and does nothing), `totals` its share of the run's summary and
+    `groups` its share of the run's groups."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -236,6 +237,10 @@ class SuiteRunChunk(models.Model):
     done = models.PositiveIntegerField(default=0)
     attempt = models.PositiveSmallIntegerField(default=0)
     totals = models.JSONField(default=dict, blank=True)
+    # Its committed rows grouped as the run's pages add them up (`run_groups.GroupTally`),
+    # committed with them: the last chunk adds the chunks' up. Empty on a chunk that began
+    # before chunks kept them.
+    groups = models.JSONField(default=dict, blank=True)
     claimed_by = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
@@ -329,11 +334,34 @@ class ScenarioResult(models.Model):
         return {f["proposition"] for f in (self.flips or {}).get("slots", [])}
 
 
+class SuiteRunReportPiece(models.Model):
+    """The report items (`selectors.run_report_stream`) of the result rows one commit of a run
+    stored, written by the result writer in the same transaction (`scenarios.stored_reports`):
+    a finished run's report is put together from its pieces, in row order, instead of being
+    taken apart from every row again (at 10,000 scenarios a report of 55 MB, which PostgreSQL
+    took 1.3 s of its own time to assemble), and finishing the run reads no row back."""
+
+    run = models.ForeignKey(SuiteRun, on_delete=models.CASCADE, related_name="report_pieces")
+    first = models.PositiveIntegerField()  # the position of its first row
+    scenarios = models.PositiveIntegerField()  # the scenarios whose rows it holds the items of
+    # The items' JSON texts, joined as the report joins them.
+    failures = models.TextField(blank=True)
+    flips = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "first"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "first"], name="report_piece_first_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"report piece from row {self.first} of {self.run}"
+
+
 class SuiteRunReportPart(models.Model):
-    """A piece of a finished run's JSON report (`selectors.run_report_stream`), written once
-    as the run finishes (`scenarios.stored_reports`): its rows change no more, so the report
-    is read back in order instead of being taken apart from every row again (at 10,000
-    scenarios a report of 55 MB, which PostgreSQL took 1.3 s of its own time to assemble)."""
+    """A part of the JSON report of a run finished when reports were written whole as a run
+    finished; read back in order (`selectors.run_report_stream`). Runs now keep their reports
+    in pieces as they commit (`SuiteRunReportPiece`)."""
 
     run = models.ForeignKey(SuiteRun, on_delete=models.CASCADE, related_name="report_parts")
     number = models.PositiveIntegerField()

@@ -1,30 +1,25 @@
 """How a run's result rows reach the database: one prepared INSERT, written in batches
-(`ResultWriter`), the JSON columns encoded by orjson (`json_parameter`)."""
+(`ResultWriter`), the JSON columns encoded by orjson."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
 from django.db import connection
 
-from .models import ScenarioResult
+from .models import ScenarioResult, SuiteRunReportPiece
 from .result_rows import ROW_DEFAULTS
+from .run_groups import GroupTally
+from .stored_reports import ITEM_SEPARATOR, piece_items
 
 
-def json_parameter() -> Callable[[Any], Any]:
-    """A JSON column's value as the writer's parameter: orjson's text, which SQLite stores as
-    it is and PostgreSQL's jsonb parses (the same documents as `json.dumps` gives, without
-    its spaces, and several times faster on the thousands of small ones a run writes); other
-    databases get the ORM's own adaptation."""
-    if connection.vendor == "sqlite":
-        return lambda value: orjson.dumps(value).decode()
-    if connection.vendor == "postgresql":
-        from psycopg.types.json import Jsonb
-
-        return lambda value: Jsonb(value, dumps=orjson.dumps)
-    return lambda value: connection.ops.adapt_json_value(value, None)
+def json_text(value: Any) -> str:
+    """A JSON column's value as the writer stores it: orjson's text (the same documents as
+    `json.dumps` gives, without its spaces, and several times faster on the thousands of
+    small ones a run writes). SQLite stores it as it is; PostgreSQL's jsonb parses it."""
+    return orjson.dumps(value).decode()
 
 
 class ResultWriter:
@@ -35,33 +30,43 @@ class ResultWriter:
     which cost more than the compiles themselves (see bench/sweep.py). Rows are turned into
     flat tuples of strings and numbers as soon as they are made, so the garbage collector has
     nothing to walk while they wait. The column list comes from the model, so the statement
-    follows its migrations.
+    follows its migrations. Each row is also counted into `groups` (`run_groups.GroupTally`)
+    by the texts of its slot states and verdict counts, as they are stored, and its report
+    items are written with it, one piece a flush (`stored_reports`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, groups: GroupTally | None = None) -> None:
         fields = [f for f in ScenarioResult._meta.concrete_fields if not f.primary_key]
         quote = connection.ops.quote_name
+        # PostgreSQL is sent the JSON columns' text and casts it (jsonb parses it once).
+        as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
         self.sql = "INSERT INTO {} ({}) VALUES ({})".format(
             quote(ScenarioResult._meta.db_table),
             ", ".join(quote(f.column) for f in fields),
-            ", ".join(["%s"] * len(fields)),
+            ", ".join(as_json if _is_json(f) else "%s" for f in fields),
         )
-        self.columns = [(f.attname, f.get_internal_type() == "JSONField") for f in fields]
-        self.adapt_json = json_parameter()
+        self.columns = [(f.attname, _is_json(f)) for f in fields]
+        names = [name for name, _ in self.columns]
+        self._states, self._counts = names.index("slot_states"), names.index("verdict_counts")
         # Defaults prepared once: most rows leave several columns at their default.
         self.defaults = {
             name: self._prepare(ROW_DEFAULTS[name], is_json)
             for name, is_json in self.columns
             if name in ROW_DEFAULTS
         }
+        self.groups = groups if groups is not None else GroupTally()
         self.pending: list[tuple[Any, ...]] = []
+        self._failures: list[str] = []
+        self._flips: list[str] = []
+        self._piece: dict[str, int] = {}  # run, first position and scenarios of the next piece
 
-    def _prepare(self, value: Any, is_json: bool) -> Any:
+    @staticmethod
+    def _prepare(value: Any, is_json: bool) -> Any:
         # None stays SQL NULL, as the ORM stores it.
-        return self.adapt_json(value) if is_json and value is not None else value
+        return json_text(value) if is_json and value is not None else value
 
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
-        adapt, columns, defaults = self.adapt_json, self.columns, self.defaults
+        columns, defaults, count = self.columns, self.defaults, self.groups.count
         missing = object()
         for row in rows:
             values = []
@@ -70,12 +75,33 @@ class ResultWriter:
                 if value is missing:
                     values.append(defaults[name])
                 elif is_json and value is not None:
-                    values.append(adapt(value))
+                    values.append(json_text(value))
                 else:
                     values.append(value)
+            arguments = row.get("perturbation_args")
+            operator = (arguments or {}).get("operator") or "" if row.get("perturbation") else None
+            count(operator, values[self._counts], values[self._states], row["position"])
             self.pending.append(tuple(values))
+            failures, flips = piece_items(row)
+            self._failures += failures
+            self._flips += flips
+            if not self._piece:
+                self._piece = {"run_id": row["run_id"], "first": row["position"], "scenarios": 0}
+            self._piece["scenarios"] += operator is None  # a scenario's one row without one
 
     def flush(self) -> None:
+        """Write the rows added since the last flush, and their report piece."""
+        if not self.pending:
+            return
         with connection.cursor() as cursor:
             cursor.executemany(self.sql, self.pending)
-        self.pending = []
+        SuiteRunReportPiece.objects.create(
+            **self._piece,
+            failures=ITEM_SEPARATOR.join(self._failures),
+            flips=ITEM_SEPARATOR.join(self._flips),
+        )
+        self.pending, self._failures, self._flips, self._piece = [], [], [], {}
+
+
+def _is_json(field: Any) -> bool:
+    return field.get_internal_type() == "JSONField"

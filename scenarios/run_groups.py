@@ -5,12 +5,21 @@ Compiles that end alike store the same values, so a 10,000-scenario run has a fe
 groups at most. A finished run's rows no longer change: the last chunk to finish stores its
 groups on the run (`SuiteRun.groups`, by `scenarios.runner`), and its pages read them from
 there; any other run's are counted from its rows, in one grouped query each.
+
+A chunk counts its own rows as it writes them (`GroupTally`, fed by the result writer with
+the JSON texts it stores) and commits the count with them (`SuiteRunChunk.groups`), so the
+last chunk adds up the chunks' counts instead of reading the whole run back. A chunk that
+began before chunks kept counts has none, and the run's groups are then counted from its
+rows as before.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
 from django.db.models import Count, Min
 from django.db.models.fields.json import KT
 
@@ -51,3 +60,77 @@ def run_groups(run: SuiteRun) -> dict[str, Any]:
         "verdicts": verdict_groups(run, stored=False),
         "states": state_groups(run, stored=False),
     }
+
+
+class GroupTally:
+    """A chunk's rows grouped as `run_groups` groups a run's, counted as they are written.
+
+    Rows are told apart by the JSON text their columns store (the result writer's, which
+    writes a value the same way every time), as SQLite's GROUP BY tells them apart; a run's
+    slot states keep the contract's proposition order and its verdict counts sorted keys, so
+    PostgreSQL's grouping of the same values by equality makes the same groups."""
+
+    def __init__(self) -> None:
+        # (operator, verdict counts' text or None) -> [variants, first position]
+        self.verdicts: dict[tuple[str, str | None], list[int]] = {}
+        self.states: dict[str, int] = {}  # slot states' text -> rows
+
+    def count(self, operator: str | None, counts: str | None, states: str, position: int) -> None:
+        """One row: a variant's `operator` (None on a base, which only its states count)."""
+        self.states[states] = self.states.get(states, 0) + 1
+        if operator is None:
+            return
+        group = self.verdicts.get((operator, counts))
+        if group is None:
+            self.verdicts[(operator, counts)] = [1, position]
+        else:
+            group[0] += 1
+            group[1] = min(group[1], position)
+
+    def to_json(self) -> dict[str, Any]:
+        """What `SuiteRunChunk.groups` keeps: `run_groups`' shape, values decoded, the
+        verdict groups in the order of their first rows and the states in their texts' (the
+        database's grouping promises no order, and the pages want none)."""
+        verdicts = sorted(self.verdicts.items(), key=lambda item: item[1][1])
+        return {
+            "verdicts": [
+                [operator, json.loads(counts) if counts is not None else None, n, first]
+                for (operator, counts), (n, first) in verdicts
+            ],
+            "states": [[json.loads(states), self.states[states]] for states in sorted(self.states)],
+        }
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> GroupTally:
+        """The tally a chunk committed (`to_json`), to go on counting after a requeue."""
+        tally = cls()
+        tally.add(stored)
+        return tally
+
+    def add(self, stored: Mapping[str, Any]) -> None:
+        """Add another tally's `to_json` to this one."""
+        for operator, counts, n, first in stored["verdicts"]:
+            key = (operator, _text(counts) if counts is not None else None)
+            group = self.verdicts.setdefault(key, [0, first])
+            group[0] += n
+            group[1] = min(group[1], first)
+        for states, n in stored["states"]:
+            key = _text(states)
+            self.states[key] = self.states.get(key, 0) + n
+
+
+def merged_groups(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The run's groups (`run_groups`) added up from its chunks' committed tallies; None if a
+    chunk kept none (it began before chunks did), when they must be counted from the rows."""
+    total = GroupTally()
+    for stored in chunks:
+        if "verdicts" not in stored:
+            return None
+        total.add(stored)
+    return total.to_json()
+
+
+def _text(value: Any) -> str:
+    # The text the result writer stores for a value read back from JSON (orjson's: the same
+    # bytes for the same keys in the same order).
+    return orjson.dumps(value).decode()

@@ -29,7 +29,7 @@ from compiler.compiled import contract_sha256 as remembered_contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.services import audit_record
 
-from . import stopping, stored_reports
+from . import stopping
 from .audit import Action
 from .models import Scenario, SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
@@ -37,7 +37,7 @@ from .result_rows import (  # the rows a run stores (tests patch them here)
     _scenario_rows,
 )
 from .result_writer import ResultWriter
-from .run_groups import run_groups
+from .run_groups import GroupTally, merged_groups, run_groups
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def chunk_execute(
     chunk.refresh_from_db()
     run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run.pk)
     claim = _RunClaim(run, chunk)
-    writer = ResultWriter()
+    writer = ResultWriter(groups=_chunk_tally(chunk))
     try:
         totals, contract_sha256 = _compile_chunk(run, chunk, writer, claim)
         # The last results land with the chunk's outcome (and the run's, if it is the last):
@@ -125,13 +125,15 @@ def chunk_execute(
         # chunk's, in the order a requeue locks them.
         with transaction.atomic():
             writer.flush()
-            claim.update(chunk.count - claim.committed, contract_sha256=contract_sha256)
+            claim.update(
+                chunk.count - claim.committed,
+                tally=_groups_kept(chunk, writer),
+                contract_sha256=contract_sha256,
+            )
             SuiteRunChunk.objects.filter(pk=chunk.pk).update(
                 status=SuiteRunChunk.Status.FINISHED, totals=totals
             )
-            finished = _finish_if_last(run, claim)
-        if finished:
-            _store_report(run.pk)
+            _finish_if_last(run, claim)
     except RunSuperseded:
         logger.warning("Run %s was requeued while this worker ran it; leaving it.", run.pk)
     except stopping.WorkerStopping:
@@ -186,8 +188,9 @@ def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> bool:
     summary["compiles_per_second"] = (
         round(summary["compiles"] / summary["seconds"], 1) if summary["seconds"] else None
     )
-    # Its rows change no more: what its pages add up is grouped once, here (run_groups).
-    groups = run_groups(run)
+    # Its rows change no more: what its pages add up is grouped once, here, from the chunks'
+    # tallies (or, if a chunk kept none, from the rows).
+    groups = merged_groups(chunks.values_list("groups", flat=True)) or run_groups(run)
     claim.update(
         0, status=SuiteRun.Status.FINISHED, finished_at=finished_at, summary=summary, groups=groups
     )
@@ -202,18 +205,6 @@ def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> bool:
     return True
 
 
-def _store_report(run_id: int) -> None:
-    """Write the finished run's JSON report once (`stored_reports`), after the commit that
-    finished it. Should that fail, the run stays finished and its report is taken from the
-    rows when asked for, as before."""
-    try:
-        stored_reports.store(
-            SuiteRun.objects.select_related("decision_type", "version").get(pk=run_id)
-        )
-    except Exception:  # noqa: BLE001 - the report still streams from the rows
-        logger.exception("Run %s finished, but its report was not stored", run_id)
-
-
 class _RunClaim:
     """Writes to a run this worker executes a chunk of, only while it is still this
     worker's: the requeue count its chunk was claimed under is unchanged and the run is still
@@ -222,12 +213,14 @@ class _RunClaim:
 
     def __init__(self, run: SuiteRun, chunk: SuiteRunChunk) -> None:
         self.pk, self.attempt, self.chunk = run.pk, run.requeues, chunk.pk
+        self.chunk_row = chunk
         self.committed = chunk.done  # the chunk's scenarios counted into the run's `done`
 
-    def update(self, done: int, **fields: Any) -> None:
-        """`done`: scenarios stored since the last write. The run's row, then the chunk's
-        (the order `run_requeue_if_stale` locks them in); a caller writes its result rows
-        before, so the run's row lock (every worker of the run takes it) is held briefly."""
+    def update(self, done: int, tally: dict[str, Any] | None = None, **fields: Any) -> None:
+        """`done`: scenarios stored since the last write; `tally`: the chunk's tally of all
+        it stored, if it keeps one. The run's row, then the chunk's (the order
+        `run_requeue_if_stale` locks them in); a caller writes its result rows before, so the
+        run's row lock (every worker of the run takes it) is held briefly."""
         now = timezone.now()
         with transaction.atomic(savepoint=False):  # both rows or neither
             updated = SuiteRun.objects.filter(
@@ -235,8 +228,9 @@ class _RunClaim:
             ).update(heartbeat_at=now, done=F("done") + done, **fields)
             if not updated:
                 raise RunSuperseded(self.pk)
+            kept = {} if tally is None else {"groups": tally}
             SuiteRunChunk.objects.filter(pk=self.chunk).update(
-                done=self.committed + done, heartbeat_at=now
+                done=self.committed + done, heartbeat_at=now, **kept
             )
         self.committed += done
 
@@ -246,9 +240,22 @@ class _RunClaim:
         Then `stopping.WorkerStopping` if the worker was asked to stop."""
         with transaction.atomic():
             writer.flush()
-            self.update(done - self.committed, **fields)
+            self.update(done - self.committed, tally=_groups_kept(self.chunk_row, writer), **fields)
         if stopping.requested():
             raise stopping.WorkerStopping
+
+
+def _chunk_tally(chunk: SuiteRunChunk) -> GroupTally:
+    """The chunk's group tally: what it committed before a requeue, or a new one."""
+    return GroupTally.from_json(chunk.groups) if "verdicts" in chunk.groups else GroupTally()
+
+
+def _groups_kept(chunk: SuiteRunChunk, writer: ResultWriter) -> dict[str, Any] | None:
+    """The tally to commit with the chunk's rows; None for a chunk that stored rows before
+    chunks kept tallies (it keeps none, and the run's groups are counted from its rows)."""
+    if chunk.done and "verdicts" not in chunk.groups:
+        return None
+    return writer.groups.to_json()
 
 
 def _describe(exc: Exception) -> str:

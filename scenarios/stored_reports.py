@@ -1,47 +1,71 @@
-"""A finished run's JSON report, written once and read back.
+"""A run's JSON report, kept as its rows are committed.
 
-`selectors.run_report_stream` takes a run's failures and flips apart from its rows. A
-finished run's rows change no more, so the runner writes the report once, right after the
-commit that finishes the run (`store`), in parts of about `PART_CHARACTERS` characters; the
-report of a finished run is then those parts in order. A run without parts — running,
-failed, finished before reports were stored, or whose storing failed — is streamed from its
-rows as before. Deleting a run (`prune_runs`) deletes its parts.
+`selectors.run_report_stream` gives a run's summary, failures and flips. The result writer
+(`scenarios.result_writer`) turns each row's failures and flips into the report's items as
+it prepares the row, and writes them with the rows of each commit, in the same transaction,
+as one `SuiteRunReportPiece` (`piece_items`). A finished run whose pieces cover every one of
+its scenarios has its report put together from them in row order (`from_pieces`), so
+finishing a run reads none of its rows back, and a report is never taken apart from the rows
+again. Any other run's report — running, failed, or with scenarios stored before pieces were
+kept — is written from its rows (`selectors.reports.report_from_rows`). A run finished when
+reports were written whole as it finished reads those parts back (`SuiteRunReportPart`).
+
+An item is the JSON object the report lists, headed by its row's scenario name (and, for a
+flip, the perturbation's), as `report_from_rows` writes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
-from django.db import transaction
+import orjson
+from django.db.models import Sum
 
-from .models import SuiteRun, SuiteRunReportPart
-from .selectors.reports import report_from_rows
+from .models import SuiteRun
 
-PART_CHARACTERS = 1_000_000
+# How the report separates its items: `report_from_rows`' layout.
+ITEM_SEPARATOR = ",\n    "
 
 
-def store(run: SuiteRun) -> int:
-    """Write the finished run's report (replacing any stored before) in one transaction,
-    part by part, never the whole text at once; the number of parts."""
+def piece_items(row: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The report's failure and flip items of one result row, as JSON texts."""
+    name = _quoted(row["scenario_name"])
+    failures = [_item(f'{{"scenario": {name}', f) for f in row.get("expectation_failures") or ()]
+    slots: Sequence[Mapping[str, Any]] = (row.get("flips") or {}).get("slots") or ()
+    if not slots:
+        return failures, []
+    head = f'{{"scenario": {name}, "perturbation": {_quoted(row.get("perturbation", ""))}'
+    return failures, [_item(head, slot) for slot in slots]
+
+
+def _item(head: str, value: Mapping[str, Any]) -> str:
+    text = orjson.dumps(value).decode()
+    return head + "}" if text == "{}" else f"{head}, {text[1:]}"
+
+
+def _quoted(text: str) -> str:
+    return orjson.dumps(text).decode()
+
+
+def has_pieces(run: SuiteRun) -> bool:
+    """Whether the finished run's pieces cover every one of its scenarios."""
     if run.status != SuiteRun.Status.FINISHED:
-        raise ValueError(f"run {run.pk} is {run.status}: only a finished run's report is kept")
-    number = 0
-    with transaction.atomic():
-        SuiteRunReportPart.objects.filter(run=run).delete()
-        for number, text in enumerate(_parts(report_from_rows(run=run)), start=1):
-            SuiteRunReportPart.objects.create(run=run, number=number - 1, text=text)
-    return number
+        return False
+    covered = run.report_pieces.aggregate(scenarios=Sum("scenarios"))["scenarios"]
+    return covered is not None and covered == run.total
 
 
-def _parts(pieces: Iterable[str]) -> Iterator[str]:
-    """The pieces joined into parts of at least `PART_CHARACTERS` (the last one shorter)."""
-    pending: list[str] = []
-    size = 0
-    for piece in pieces:
-        pending.append(piece)
-        size += len(piece)
-        if size >= PART_CHARACTERS:
-            yield "".join(pending)
-            pending, size = [], 0
-    if pending:
-        yield "".join(pending)
+def from_pieces(run: SuiteRun, head: str) -> Iterator[str]:
+    """The report from its pieces: `head` (the report's opening, up to its failures), then
+    every piece's failures and every piece's flips, in row order, a piece at a time."""
+    yield head
+    pieces = run.report_pieces.order_by("first")
+    for key in ("failures", "flips"):
+        if key == "flips":
+            yield '],\n  "flips": ['
+        separator = "\n    "
+        for text in pieces.exclude(**{key: ""}).values_list(key, flat=True).iterator(chunk_size=1):
+            yield separator + text
+            separator = ITEM_SEPARATOR
+    yield "]\n}\n"

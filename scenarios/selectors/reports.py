@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import connection
 
+from scenarios import stored_reports
 from scenarios.models import ScenarioResult, SuiteRun
 
 
@@ -19,13 +20,22 @@ def run_report(*, run: SuiteRun) -> dict[str, Any]:
 
 
 def run_report_stream(*, run: SuiteRun) -> Iterator[str]:
-    """`run_report` as JSON text, a piece at a time: a finished run's as it was stored when
-    the run finished (`scenarios.stored_reports`), read back part by part; any other run's
-    from its rows (`report_from_rows`)."""
+    """`run_report` as JSON text, a piece at a time: a finished run's put together from the
+    pieces its commits kept (`scenarios.stored_reports`), or read back from the parts of a
+    report written whole when it finished; any other run's from its rows
+    (`report_from_rows`)."""
+    if stored_reports.has_pieces(run):
+        return stored_reports.from_pieces(run, _opening(run))
     parts = run.report_parts.order_by("number").values_list("text", flat=True)
     if run.status == SuiteRun.Status.FINISHED and parts.exists():
         return parts.iterator(chunk_size=1)
     return report_from_rows(run=run)
+
+
+def _opening(run: SuiteRun) -> str:
+    """The report's text up to its failures' items."""
+    head = json.dumps(_report_head(run), indent=2)
+    return head[: head.rindex("}")].rstrip() + ',\n  "failures": ['
 
 
 def report_from_rows(*, run: SuiteRun) -> Iterator[str]:
@@ -33,8 +43,7 @@ def report_from_rows(*, run: SuiteRun) -> Iterator[str]:
     by the database from the stored JSON (`_stored_items`): no row is decoded into Python and
     encoded again, and rows are fetched in batches (a server-side cursor on PostgreSQL), so a
     100,000-compile run's report never sits whole in memory."""
-    head = json.dumps(_report_head(run), indent=2)
-    yield head[: head.rindex("}")].rstrip() + ',\n  "failures": ['
+    yield _opening(run)
     for key in ("failures", "flips"):
         if key == "flips":
             yield '],\n  "flips": ['
@@ -43,8 +52,8 @@ def report_from_rows(*, run: SuiteRun) -> Iterator[str]:
             continue
         separator = "\n    "
         for batch in _stored_items(run, key):
-            yield separator + ",\n    ".join(batch)
-            separator = ",\n    "
+            yield separator + stored_reports.ITEM_SEPARATOR.join(batch)
+            separator = stored_reports.ITEM_SEPARATOR
     yield "]\n}\n"
 
 

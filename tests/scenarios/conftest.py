@@ -71,3 +71,22 @@ def finished_run(owner, draft, scenario):
     from scenarios import services
 
     return services.run_start(actor=owner, version=draft)
+
+
+@pytest.fixture
+def groups_as_counted():
+    """groups_as_counted(run): whether the groups a finished run kept (added up from its
+    chunks' tallies) are the ones its rows give, counted by the database; compared as sets,
+    since the database's grouping promises no order."""
+    from scenarios.run_groups import run_groups
+
+    def canonical(groups):
+        return {key: sorted(json.dumps(g, sort_keys=True) for g in groups[key]) for key in groups}
+
+    def check(run):
+        run.refresh_from_db()
+        return set(run.groups) == {"verdicts", "states"} and canonical(run.groups) == canonical(
+            run_groups(run)
+        )
+
+    return check

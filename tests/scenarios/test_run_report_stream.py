@@ -1,6 +1,7 @@
-"""The streamed report (`run_report_stream`), whose failures and flips the database writes
-from the stored JSON, is the report `run_report` builds in Python: for names that JSON must
-escape, and for a run with nothing to list."""
+"""The streamed report (`run_report_stream`) is the report `run_report` builds in Python,
+whether a finished run's is put together from the pieces its commits kept, read back from
+parts written whole, or written by the database from the stored JSON of the rows: for names
+that JSON must escape, for a run with nothing to list, and for a run resumed part-way."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from scenarios import selectors, services, stored_reports
-from scenarios.models import Scenario
+from scenarios.models import Scenario, SuiteRunReportPart
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +35,7 @@ def test_a_name_json_must_escape_is_reported_as_stored(client, owner, draft, sce
     assert report == selectors.run_report(run=run)
     assert report["failures"] and report["flips"]
     assert {item["scenario"] for item in report["failures"] + report["flips"]} == {AWKWARD}
-    assert run.report_parts.exists()  # stored as the run finished, and read back
+    assert stored_reports.has_pieces(run)  # kept as the run committed, and put together
     assert json.loads("".join(selectors.report_from_rows(run=run))) == report
     # Several flips of one variant keep their order (the database orders by row alone).
     assert any(len(r.flips["slots"]) > 2 for r in run.results.exclude(perturbation=""))
@@ -43,48 +44,68 @@ def test_a_name_json_must_escape_is_reported_as_stored(client, owner, draft, sce
 def test_a_run_with_no_failure_and_no_flip_is_valid_json(client, owner, draft, scenario):
     run = services.run_start(actor=owner, version=draft)
     run.results.update(flips=None, expectation_failures=[])
-    run.report_parts.all().delete()  # as if stored before: the report comes from the rows
+    run.report_pieces.all().delete()  # as if stored before: the report comes from the rows
     report = streamed(client, owner, run)
     assert report == selectors.run_report(run=run)
     assert report["failures"] == [] and report["flips"] == []
-    stored_reports.store(run)
+    # Pieces with nothing to list put together the same report.
+    run.report_pieces.create(first=0, scenarios=run.total)
+    assert stored_reports.has_pieces(run)
     assert streamed(client, owner, run) == report
 
 
-def test_a_finished_run_keeps_its_report_and_reads_it_back_in_order(
-    client, owner, draft, scenario, monkeypatch
+def test_a_finished_run_keeps_its_report_in_pieces_and_reads_it_back_in_order(
+    client, owner, draft, scenario, scenario_fields, settings
 ):
-    from scenarios.selectors import reports
-
-    monkeypatch.setattr(stored_reports, "PART_CHARACTERS", 500)  # many small parts,
-    monkeypatch.setattr(reports, "REPORT_BATCH", 3)  # of small pieces
-    Scenario.objects.filter(pk=scenario.pk).update(expected_slots={"facility_limit": "unknown"})
+    settings.SUITE_RUN_HEARTBEAT_SECONDS = 0  # a commit, and a piece, after every scenario
+    for day in (1, 2, 3):
+        services.scenario_create(
+            actor=owner,
+            decision_type=scenario.decision_type,
+            corpus=scenario.corpus,
+            name=f"{scenario.name} on day {day}",
+            **scenario_fields(
+                decision_date=scenario.decision_date.replace(day=day),
+                expected_slots={"facility_limit": "unknown"},
+            ),
+        )
     run = services.run_start(actor=owner, version=draft)
-    parts = list(run.report_parts.values_list("text", flat=True))
-    assert len(parts) > 3
-    from_rows = "".join(selectors.report_from_rows(run=run))
-    assert "".join(parts) == from_rows
-    assert json.loads(from_rows) == selectors.run_report(run=run) == streamed(client, owner, run)
+    pieces = list(run.report_pieces.order_by("first").values_list("first", "scenarios"))
+    assert len(pieces) > 1 and sum(n for _, n in pieces) == run.total == 4
+    assert [first for first, _ in pieces] == sorted(first for first, _ in pieces)
+    from_rows = json.loads("".join(selectors.report_from_rows(run=run)))
+    assert from_rows == selectors.run_report(run=run) == streamed(client, owner, run)
+    assert from_rows["failures"] and from_rows["flips"]
     # Read back, not taken apart from the rows again.
     run.results.update(flips=None)
-    assert streamed(client, owner, run) == json.loads(from_rows)
+    assert streamed(client, owner, run) == from_rows
 
 
-def test_a_run_whose_report_could_not_be_stored_still_finishes_and_reports(
-    client, owner, draft, scenario, monkeypatch, caplog
-):
-    def broken(run):
-        raise RuntimeError("disk full")
-
-    monkeypatch.setattr(stored_reports, "store", broken)
+def test_a_report_the_pieces_do_not_cover_comes_from_the_rows(client, owner, draft, scenario):
+    """A run resumed part-way after an upgrade kept pieces for only some of its scenarios."""
+    Scenario.objects.filter(pk=scenario.pk).update(expected_slots={"facility_limit": "unknown"})
     run = services.run_start(actor=owner, version=draft)
-    assert run.status == run.Status.FINISHED and not run.report_parts.exists()
-    assert f"Run {run.pk} finished, but its report was not stored" in caplog.text
-    assert streamed(client, owner, run) == selectors.run_report(run=run)
+    report = streamed(client, owner, run)
+    run.report_pieces.update(scenarios=0)
+    assert not stored_reports.has_pieces(run)
+    run.report_pieces.update(failures="", flips="")  # were they read, the report would lose them
+    assert streamed(client, owner, run) == report == selectors.run_report(run=run)
 
 
-def test_only_a_finished_run_has_its_report_kept(owner, draft, scenario):
+def test_a_report_written_whole_when_the_run_finished_is_read_back(client, owner, draft, scenario):
+    """Runs finished before reports were kept in pieces kept theirs in parts."""
     run = services.run_start(actor=owner, version=draft)
+    report = streamed(client, owner, run)
+    run.report_pieces.all().delete()
+    text = "".join(selectors.report_from_rows(run=run))
+    for number, start in enumerate(range(0, len(text), 700)):
+        SuiteRunReportPart.objects.create(run=run, number=number, text=text[start : start + 700])
+    run.results.update(flips=None)  # read back, not taken apart from the rows
+    assert streamed(client, owner, run) == report
+
+
+def test_only_a_finished_run_has_its_report_put_together_from_pieces(owner, draft, scenario):
+    run = services.run_start(actor=owner, version=draft)
+    assert stored_reports.has_pieces(run)
     run.status = run.Status.RUNNING
-    with pytest.raises(ValueError, match="only a finished run's report is kept"):
-        stored_reports.store(run)
+    assert not stored_reports.has_pieces(run)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 
 import pytest
 from django.core.management import call_command, get_commands
 from django.urls import reverse
 from django.utils import timezone
 
-from scenarios import runner, services, stopping
+from scenarios import runner, selectors, services, stopping, stored_reports
 from scenarios.models import SuiteRun
 
 pytestmark = pytest.mark.django_db
@@ -92,8 +93,9 @@ def comparable(summary):
     return {k: v for k, v in summary.items() if k not in ("seconds", "compiles_per_second")}
 
 
+@pytest.mark.parametrize("tally", ["kept", "from before tallies"])
 def test_a_stopped_run_is_requeued_and_resumes_to_the_results_of_an_uninterrupted_run(
-    owner, draft, suite, every_scenario_commits, kill_worker
+    owner, draft, suite, every_scenario_commits, kill_worker, groups_as_counted, tally
 ):
     uninterrupted = services.run_start(actor=owner, version=draft)
 
@@ -103,6 +105,10 @@ def test_a_stopped_run_is_requeued_and_resumes_to_the_results_of_an_uninterrupte
     assert (run.status, run.done) == ("running", 2)
     assert services.runs_requeue_stale() == []  # its heartbeat is recent: still alive
 
+    [chunk] = run.chunks.all()
+    assert chunk.groups["states"]  # committed with the two scenarios' rows
+    if tally != "kept":  # a chunk that began before chunks kept tallies
+        run.chunks.update(groups={})
     kill_worker(after=None)
     compiled.clear()
     stale(run)
@@ -113,6 +119,14 @@ def test_a_stopped_run_is_requeued_and_resumes_to_the_results_of_an_uninterrupte
     assert compiled == ["Maya on day 2", "Maya on day 3"]
     assert results(requeued) == results(uninterrupted)
     assert comparable(requeued.summary) == comparable(uninterrupted.summary)
+    # Groups added up from the tallies, or counted from the rows where a chunk kept none.
+    assert groups_as_counted(requeued) and groups_as_counted(uninterrupted)
+    assert ("verdicts" in requeued.chunks.get().groups) == (tally == "kept")
+    # Its report, put together from the pieces of both attempts' commits.
+    assert stored_reports.has_pieces(requeued)
+    report = json.loads("".join(selectors.run_report_stream(run=requeued)))
+    assert report == selectors.run_report(run=requeued)
+    assert report["flips"] == selectors.run_report(run=uninterrupted)["flips"]
 
 
 def test_a_run_stopped_a_third_time_fails_with_the_reason_on_its_page(

@@ -253,7 +253,9 @@ def comparable(summary):
     return {k: v for k, v in summary.items() if k not in ("seconds", "compiles_per_second")}
 
 
-def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide):
+def test_a_chunked_run_stores_what_a_run_in_one_piece_does(
+    settings, owner, wide, groups_as_counted
+):
     decision_type, version, corpus = wide
     add_scenarios(decision_type, corpus, owner, 23)
     settings.SUITE_RUN_CHUNK_SCENARIOS = 1000
@@ -273,6 +275,16 @@ def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide
     assert results(chunked) == results(whole)
     assert comparable(chunked.summary) == comparable(whole.summary)
     assert chunked.summary["failures"] > 0 and chunked.summary["flipped_slots"] > 0
+    # Its groups are the chunks' tallies added up, and the ones its rows give.
+    assert all("verdicts" in c.groups for c in chunked.chunks.all())
+    assert groups_as_counted(chunked) and groups_as_counted(whole)
+    # Its report, put together from the chunks' pieces, is the one-piece run's.
+    chunked_report = json.loads("".join(selectors.run_report_stream(run=chunked)))
+    whole_report = json.loads("".join(selectors.run_report_stream(run=whole)))
+    assert chunked_report["flips"] == whole_report["flips"] and whole_report["flips"]
+    assert chunked_report["failures"] == whole_report["failures"]
+    assert chunked_report == selectors.run_report(run=chunked)
+    assert len(chunked.groups["verdicts"]) > 3 and len(chunked.groups["states"]) > 3
     # The chunk tasks ran in another order: still one run's results, finished once.
     settings.SUITE_RUN_CHUNK_SCENARIOS = 4
     dummy = {"default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"}}
@@ -282,6 +294,7 @@ def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide
         runner.chunk_execute(chunk_id=chunk.pk)
     queued.refresh_from_db()
     assert results(queued) == results(whole)
+    assert groups_as_counted(queued)
     assert comparable(queued.summary) == comparable(whole.summary)
     assert (
         queued.version.audit_events.filter(action="run.finished", changes__run=queued.pk).count()
@@ -290,7 +303,9 @@ def test_a_chunked_run_stores_what_a_run_in_one_piece_does(settings, owner, wide
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(settings, owner, wide):
+def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(
+    settings, owner, wide, groups_as_counted
+):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (DATABASE_URL=postgres://…): workers claim with skip_locked")
     from django_tasks_db.management.commands.db_worker import Worker
@@ -330,6 +345,8 @@ def test_two_workers_on_postgresql_complete_a_run_with_every_result_once(setting
     assert set(run.chunks.values_list("status", flat=True)) == {SuiteRunChunk.Status.FINISHED}
     claimed_by = set(run.chunks.values_list("claimed_by", flat=True))
     assert claimed_by <= {"w0", "w1"} or all(":" in c for c in claimed_by)
+    # The last of twenty chunks, finished by either worker, added up all twenty tallies.
+    assert groups_as_counted(run)
 
 
 def test_coverage_counted_by_the_database_is_the_matrix_s(owner, wide):
