@@ -7,6 +7,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from compiler import InvalidInput
 
 from . import compiling
@@ -20,6 +22,14 @@ def _corpus_models(ids: set[int]) -> dict[int, compiling.CorpusModels]:
     for corpus_id, data in candidates.values_list("corpus_id", "data"):
         rows[corpus_id].append(data)
     return {pk: compiling.CorpusModels.build(directories[pk], rows[pk]) for pk in ids}
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's value as a run stores it: orjson's text (the same documents as
+    `json.dumps` gives, without its spaces, and several times faster on the thousands of
+    small ones a run writes). SQLite stores it as it is; PostgreSQL's jsonb parses it. The
+    same value always gives the same text, which the run's group tallies rely on."""
+    return orjson.dumps(value).decode()
 
 
 # A result row as `_insert_results` takes it: the model's attnames, with these defaults.

@@ -6,20 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from django.db import connection
 
 from .models import ScenarioResult, SuiteRunReportPiece
-from .result_rows import ROW_DEFAULTS
+from .result_rows import ROW_DEFAULTS, json_text
 from .run_groups import GroupTally
 from .stored_reports import ITEM_SEPARATOR, piece_items
-
-
-def json_text(value: Any) -> str:
-    """A JSON column's value as the writer stores it: orjson's text (the same documents as
-    `json.dumps` gives, without its spaces, and several times faster on the thousands of
-    small ones a run writes). SQLite stores it as it is; PostgreSQL's jsonb parses it."""
-    return orjson.dumps(value).decode()
 
 
 class ResultWriter:
@@ -30,9 +22,9 @@ class ResultWriter:
     which cost more than the compiles themselves (see bench/sweep.py). Rows are turned into
     flat tuples of strings and numbers as soon as they are made, so the garbage collector has
     nothing to walk while they wait. The column list comes from the model, so the statement
-    follows its migrations. Each row is also counted into `groups` (`run_groups.GroupTally`)
-    by the texts of its slot states and verdict counts, as they are stored, and its report
-    items are written with it, one piece a flush (`stored_reports`).
+    follows its migrations. Each row is also counted into `groups` (`run_groups.GroupTally`,
+    if the chunk keeps one) by the texts of its slot states and verdict counts, as they are
+    stored, and its report items are written with it, one piece a flush (`stored_reports`).
     """
 
     def __init__(self, groups: GroupTally | None = None) -> None:
@@ -54,7 +46,7 @@ class ResultWriter:
             for name, is_json in self.columns
             if name in ROW_DEFAULTS
         }
-        self.groups = groups if groups is not None else GroupTally()
+        self.groups = groups
         self.pending: list[tuple[Any, ...]] = []
         self._failures: list[str] = []
         self._flips: list[str] = []
@@ -66,7 +58,7 @@ class ResultWriter:
         return json_text(value) if is_json and value is not None else value
 
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
-        columns, defaults, count = self.columns, self.defaults, self.groups.count
+        columns, defaults, groups = self.columns, self.defaults, self.groups
         missing = object()
         for row in rows:
             values = []
@@ -78,16 +70,23 @@ class ResultWriter:
                     values.append(json_text(value))
                 else:
                     values.append(value)
-            arguments = row.get("perturbation_args")
-            operator = (arguments or {}).get("operator") or "" if row.get("perturbation") else None
-            count(operator, values[self._counts], values[self._states], row["position"])
+            is_base = not row.get("perturbation")
+            if groups is not None:
+                arguments = row.get("perturbation_args") or {}
+                operator = None if is_base else arguments.get("operator") or ""
+                groups.count(operator, values[self._counts], values[self._states], row["position"])
             self.pending.append(tuple(values))
             failures, flips = piece_items(row)
             self._failures += failures
             self._flips += flips
             if not self._piece:
                 self._piece = {"run_id": row["run_id"], "first": row["position"], "scenarios": 0}
-            self._piece["scenarios"] += operator is None  # a scenario's one row without one
+            self._piece["scenarios"] += is_base  # a scenario's one row without a perturbation
+
+    def kept_groups(self) -> dict[str, Any] | None:
+        """The chunk's tally of every row it stored, as `SuiteRunChunk.groups` keeps it; None
+        for a chunk that keeps none."""
+        return self.groups.to_json() if self.groups is not None else None
 
     def flush(self) -> None:
         """Write the rows added since the last flush, and their report piece."""

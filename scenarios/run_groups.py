@@ -19,11 +19,11 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
 from django.db.models import Count, Min
 from django.db.models.fields.json import KT
 
 from .models import SuiteRun
+from .result_rows import json_text
 
 # [operator, verdict counts or None, variants, first position]
 VerdictGroup = list[Any]
@@ -110,12 +110,12 @@ class GroupTally:
     def add(self, stored: Mapping[str, Any]) -> None:
         """Add another tally's `to_json` to this one."""
         for operator, counts, n, first in stored["verdicts"]:
-            key = (operator, _text(counts) if counts is not None else None)
+            key = (operator, json_text(counts) if counts is not None else None)
             group = self.verdicts.setdefault(key, [0, first])
             group[0] += n
             group[1] = min(group[1], first)
         for states, n in stored["states"]:
-            key = _text(states)
+            key = json_text(states)
             self.states[key] = self.states.get(key, 0) + n
 
 
@@ -128,9 +128,3 @@ def merged_groups(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
             return None
         total.add(stored)
     return total.to_json()
-
-
-def _text(value: Any) -> str:
-    # The text the result writer stores for a value read back from JSON (orjson's: the same
-    # bytes for the same keys in the same order).
-    return orjson.dumps(value).decode()

@@ -127,7 +127,7 @@ def chunk_execute(
             writer.flush()
             claim.update(
                 chunk.count - claim.committed,
-                tally=_groups_kept(chunk, writer),
+                tally=writer.kept_groups(),
                 contract_sha256=contract_sha256,
             )
             SuiteRunChunk.objects.filter(pk=chunk.pk).update(
@@ -172,12 +172,12 @@ def _hand_back(claim: _RunClaim, hand_back: HandBack | None) -> None:
         logger.info("Asked to stop: chunk %s of run %s handed back", claim.chunk, claim.pk)
 
 
-def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> bool:
+def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
     """With the run row locked: if every chunk is finished, the run is, with the summed
-    totals and a `run.finished` audit event. Whether it finished."""
+    totals and a `run.finished` audit event."""
     chunks = SuiteRunChunk.objects.filter(run_id=run.pk)
     if chunks.exclude(status=SuiteRunChunk.Status.FINISHED).exists():
-        return False
+        return
     summary = _new_totals()
     for totals in chunks.values_list("totals", flat=True):
         for key, value in totals.items():
@@ -202,7 +202,6 @@ def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> bool:
         version=run.version,
         changes={"run": run.pk, **summary},
     )
-    return True
 
 
 class _RunClaim:
@@ -213,7 +212,6 @@ class _RunClaim:
 
     def __init__(self, run: SuiteRun, chunk: SuiteRunChunk) -> None:
         self.pk, self.attempt, self.chunk = run.pk, run.requeues, chunk.pk
-        self.chunk_row = chunk
         self.committed = chunk.done  # the chunk's scenarios counted into the run's `done`
 
     def update(self, done: int, tally: dict[str, Any] | None = None, **fields: Any) -> None:
@@ -240,22 +238,18 @@ class _RunClaim:
         Then `stopping.WorkerStopping` if the worker was asked to stop."""
         with transaction.atomic():
             writer.flush()
-            self.update(done - self.committed, tally=_groups_kept(self.chunk_row, writer), **fields)
+            self.update(done - self.committed, tally=writer.kept_groups(), **fields)
         if stopping.requested():
             raise stopping.WorkerStopping
 
 
-def _chunk_tally(chunk: SuiteRunChunk) -> GroupTally:
-    """The chunk's group tally: what it committed before a requeue, or a new one."""
-    return GroupTally.from_json(chunk.groups) if "verdicts" in chunk.groups else GroupTally()
-
-
-def _groups_kept(chunk: SuiteRunChunk, writer: ResultWriter) -> dict[str, Any] | None:
-    """The tally to commit with the chunk's rows; None for a chunk that stored rows before
-    chunks kept tallies (it keeps none, and the run's groups are counted from its rows)."""
-    if chunk.done and "verdicts" not in chunk.groups:
-        return None
-    return writer.groups.to_json()
+def _chunk_tally(chunk: SuiteRunChunk) -> GroupTally | None:
+    """The chunk's group tally: what it committed before a requeue, or a new one; None for a
+    chunk that stored rows before chunks kept tallies (it keeps none, and the run's groups
+    are counted from its rows)."""
+    if "verdicts" in chunk.groups:
+        return GroupTally.from_json(chunk.groups)
+    return None if chunk.done else GroupTally()
 
 
 def _describe(exc: Exception) -> str:

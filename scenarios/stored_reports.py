@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import orjson
 from django.db.models import Sum
 
 from .models import SuiteRun
+from .result_rows import json_text
 
 # How the report separates its items: `report_from_rows`' layout.
 ITEM_SEPARATOR = ",\n    "
@@ -30,22 +30,18 @@ ITEM_SEPARATOR = ",\n    "
 
 def piece_items(row: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The report's failure and flip items of one result row, as JSON texts."""
-    name = _quoted(row["scenario_name"])
+    name = json_text(row["scenario_name"])
     failures = [_item(f'{{"scenario": {name}', f) for f in row.get("expectation_failures") or ()]
     slots: Sequence[Mapping[str, Any]] = (row.get("flips") or {}).get("slots") or ()
     if not slots:
         return failures, []
-    head = f'{{"scenario": {name}, "perturbation": {_quoted(row.get("perturbation", ""))}'
+    head = f'{{"scenario": {name}, "perturbation": {json_text(row.get("perturbation", ""))}'
     return failures, [_item(head, slot) for slot in slots]
 
 
 def _item(head: str, value: Mapping[str, Any]) -> str:
-    text = orjson.dumps(value).decode()
+    text = json_text(value)
     return head + "}" if text == "{}" else f"{head}, {text[1:]}"
-
-
-def _quoted(text: str) -> str:
-    return orjson.dumps(text).decode()
 
 
 def has_pieces(run: SuiteRun) -> bool:
