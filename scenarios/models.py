@@ -255,6 +255,21 @@ class SuiteRunChunk(models.Model):
         return f"chunk {self.number} of {self.run}"
 
 
+class ResultJSONField(models.JSONField):
+    """A result row's JSON column, without the `CHECK (JSON_VALID(...))` Django gives a
+    JSONField on SQLite.
+
+    That check makes SQLite parse every JSON value of every row a run inserts, and a run
+    writes megabytes of them: it was about a third of the rows' INSERT (bench/sweep.py). Only
+    the run's result writer writes these rows, with orjson's text of Python values, which is
+    always valid JSON, and the ORM's own writes are `json.dumps`'s; what reads them parses them
+    anyway. PostgreSQL's jsonb has no such check (it parses the text as its type), so nothing
+    changes there."""
+
+    def db_check(self, connection: Any) -> str | None:
+        return None
+
+
 class ScenarioResult(models.Model):
     """One compile of a run: a scenario's base (perturbation "") or one of its variants."""
 
@@ -269,7 +284,7 @@ class ScenarioResult(models.Model):
     # Row order inside the run: scenario order, then base (0) before its perturbations.
     position = models.PositiveIntegerField()
     perturbation = models.CharField(max_length=300, blank=True)  # its name; "" for the base
-    perturbation_args = models.JSONField(null=True, blank=True)  # Perturbation.to_json()
+    perturbation_args = ResultJSONField(null=True, blank=True)  # Perturbation.to_json()
     # The base's: sha256 of its input JSON; a variant's: derived from the base's hash, the
     # compiler version and the perturbation (compiling.variant_sha256).
     input_sha256 = models.CharField(max_length=64)
@@ -281,17 +296,17 @@ class ScenarioResult(models.Model):
     # and an invalid scenario's; empty on a variant, whose output `scenarios.replay` compiles
     # again from the base's `input_json` (rows stored before that kept theirs here).
     output_json = models.TextField(blank=True)
-    slot_states = models.JSONField(default=dict)
+    slot_states = ResultJSONField(default=dict)
     # compiler.perturb.flips() against the scenario's base, with the perturbation in plain
     # words (`label`) and its worst `verdict`; null on the base row.
-    flips = models.JSONField(null=True, blank=True)
+    flips = ResultJSONField(null=True, blank=True)
     # The variant's verdicts counted per proposition ("" for the variant as
     # a whole) and kind, {"fact_00": {"expected": 1}, ...}, keys sorted: what the run's
     # verdict summary adds up. Variants judged alike store the same value, so the summary
     # groups by it and never reads `flips`. Null on a base and a variant without verdicts.
-    verdict_counts = models.JSONField(null=True, blank=True)
+    verdict_counts = ResultJSONField(null=True, blank=True)
     # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
-    expectation_failures = models.JSONField(default=list, blank=True)
+    expectation_failures = ResultJSONField(default=list, blank=True)
     # The base's input as the compiler serialised it (what `input_sha256` hashes): what a
     # variant is compiled again from. Null on a variant and an invalid scenario. Last in the
     # row, so SQLite reads the columns before it without walking its overflow pages; null
@@ -300,7 +315,7 @@ class ScenarioResult(models.Model):
     # The variant's verdicts (compiler.relations.judge, as JSON): `judged` reads them. Null on
     # a base, and on rows stored before they had a column (theirs are in `flips`). Apart from
     # `flips`, so what reads the flips (the JSON report) does not parse them.
-    verdicts = models.JSONField(null=True, blank=True)
+    verdicts = ResultJSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "position"]
