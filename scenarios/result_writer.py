@@ -51,6 +51,7 @@ class ResultWriter:
         self._failures: list[str] = []
         self._flips: list[str] = []
         self._piece: dict[str, int] = {}  # run, first position and scenarios of the next piece
+        self._name: tuple[str | None, str] = (None, "")  # the last row's scenario name, as JSON
 
     @staticmethod
     def _prepare(value: Any, is_json: bool) -> Any:
@@ -76,7 +77,9 @@ class ResultWriter:
                 operator = None if is_base else arguments.get("operator") or ""
                 groups.count(operator, values[self._counts], values[self._states], row["position"])
             self.pending.append(tuple(values))
-            failures, flips = piece_items(row)
+            if row["scenario_name"] != self._name[0]:
+                self._name = (row["scenario_name"], json_text(row["scenario_name"]))
+            failures, flips = piece_items(row, self._name[1])
             self._failures += failures
             self._flips += flips
             if not self._piece:

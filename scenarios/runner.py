@@ -31,7 +31,7 @@ from contracts.services import audit_record
 
 from . import stopping
 from .audit import Action
-from .models import Scenario, SuiteRun, SuiteRunChunk
+from .models import SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
     _corpus_models,
     _scenario_rows,
@@ -113,7 +113,9 @@ def chunk_execute(
     if not claimed:
         return run
     chunk.refresh_from_db()
-    run = SuiteRun.objects.select_related("version__decision_type", "scenario").get(pk=run.pk)
+    run = SuiteRun.objects.select_related(
+        "decision_type", "version__decision_type", "scenario"
+    ).get(pk=run.pk)
     claim = _RunClaim(run, chunk)
     writer = ResultWriter(groups=_chunk_tally(chunk))
     try:
@@ -320,9 +322,9 @@ def _compile_chunk(
     # output; asking the compiler remembers it for this contract object, so the chunk's first
     # compile does not serialise and hash the same contract a second time.
     contract_sha256 = remembered_contract_sha256(contract)
-    scenarios = Scenario.objects.filter(decision_type=run.decision_type).select_related(
-        "decision_type"
-    )
+    # Through the run's decision type, so each scenario is given that one object as its own
+    # (the ORM's known related objects) rather than a copy joined onto every row.
+    scenarios = run.decision_type.scenarios.all()
     if run.scenario_id is not None:
         scenarios = scenarios.filter(pk=run.scenario_id)
     ordered = scenarios.order_by("position", "name", "id")

@@ -28,9 +28,10 @@ from .result_rows import json_text
 ITEM_SEPARATOR = ",\n    "
 
 
-def piece_items(row: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """The report's failure and flip items of one result row, as JSON texts."""
-    name = json_text(row["scenario_name"])
+def piece_items(row: Mapping[str, Any], name: str | None = None) -> tuple[list[str], list[str]]:
+    """The report's failure and flip items of one result row, as JSON texts; `name`, the
+    row's scenario name as JSON, if the caller has it (a scenario's rows share it)."""
+    name = name or json_text(row["scenario_name"])
     failures = [_item(f'{{"scenario": {name}', f) for f in row.get("expectation_failures") or ()]
     slots: Sequence[Mapping[str, Any]] = (row.get("flips") or {}).get("slots") or ()
     if not slots:
