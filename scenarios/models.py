@@ -23,6 +23,8 @@ from compiler.codes import SlotState
 from compiler.perturb import REFUSED
 from contracts.models import ContractVersion, DecisionType
 
+from .fields import ResultJSONField
+
 # What a slot can read in a stored result, and so what a scenario may expect of it: the
 # compiler's slot states, then `refused` (every slot of a refused compile reads so). The one
 # list: services validate expectations with it, the forms offer it, the coverage counts it.
@@ -253,21 +255,6 @@ class SuiteRunChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.number} of {self.run}"
-
-
-class ResultJSONField(models.JSONField):
-    """A result row's JSON column, without the `CHECK (JSON_VALID(...))` Django gives a
-    JSONField on SQLite.
-
-    That check makes SQLite parse every JSON value of every row a run inserts, and a run
-    writes megabytes of them: it was about a third of the rows' INSERT (bench/sweep.py). Only
-    the run's result writer writes these rows, with orjson's text of Python values, which is
-    always valid JSON, and the ORM's own writes are `json.dumps`'s; what reads them parses them
-    anyway. PostgreSQL's jsonb has no such check (it parses the text as its type), so nothing
-    changes there."""
-
-    def db_check(self, connection: Any) -> str | None:
-        return None
 
 
 class ScenarioResult(models.Model):

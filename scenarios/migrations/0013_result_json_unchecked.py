@@ -1,5 +1,5 @@
 """The result rows' JSON columns lose the `JSON_VALID` check Django gives a JSONField on SQLite
-(`scenarios.models.ResultJSONField`): it made SQLite parse every JSON value a run inserts.
+(`scenarios.fields.ResultJSONField`): it made SQLite parse every JSON value a run inserts.
 
 Altering the six fields one by one would rebuild SQLite's table six times, copying every
 stored result each time; the fields are altered in the migration state only, and the table is
@@ -10,7 +10,7 @@ no such check on jsonb, and nothing is done there.
 
 from django.db import migrations
 
-import scenarios.models
+import scenarios.fields
 
 FIELDS = {
     "expectation_failures": {"blank": True, "default": list},
@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name="scenarioresult",
                     name=name,
-                    field=scenarios.models.ResultJSONField(**options),
+                    field=scenarios.fields.ResultJSONField(**options),
                 )
                 for name, options in FIELDS.items()
             ]
