@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         Slot,
     )
     from .pipeline import compile_input
+    from .widenings import Widening, contract_widenings
 
 _HOMES = {
     **dict.fromkeys(
@@ -60,6 +61,7 @@ _HOMES = {
         "models",
     ),
     "compile_input": "pipeline",
+    **dict.fromkeys(["Widening", "contract_widenings"], "widenings"),
 }
 
 
@@ -98,6 +100,8 @@ __all__ = [
     "Slot",
     "SlotReason",
     "SlotState",
+    "Widening",
     "compile_input",
+    "contract_widenings",
     "load_input",
 ]
