@@ -140,8 +140,23 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--junit-xml", help="also write JUnit XML here")
     test.add_argument("--json", action="store_true", help="print the report as JSON")
     test.add_argument("--public-key", help="verify a bundle with this key set first")
+    _baseline_options(test)
     test.set_defaults(handler="test")
     return parser
+
+
+def _baseline_options(test: argparse.ArgumentParser) -> None:
+    test.add_argument(
+        "--baseline",
+        metavar="OLD",
+        help="list every widening against this older contract: a bundle, a test directory "
+        "or a contract file (JSON or YAML)",
+    )
+    test.add_argument(
+        "--fail-on-widening",
+        action="store_true",
+        help="with --baseline: exit 1 when there is any widening (default: listed only)",
+    )
 
 
 def _policy_option(parser: argparse.ArgumentParser) -> None:

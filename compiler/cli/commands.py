@@ -112,14 +112,34 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             keys = load_public_keys(args.public_key)
         except KeyLoadError as exc:
             raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
-    report = run_tests(load_tests(args.path, keys))
+    tests = load_tests(args.path, keys)
+    widenings = _widenings(args, tests, keys)
+    report = run_tests(tests)
     if args.junit_xml:
-        _write_file(args.junit_xml, "--junit-xml", junit_xml(report))
+        _write_file(args.junit_xml, "--junit-xml", junit_xml(report, widenings))
+    passed = report.passed and not (widenings and widenings.failed)
     if args.json:
-        _write(out, report.to_json())
+        document = report.to_json()
+        if widenings is not None:
+            document.update(passed=passed, baseline=widenings.to_json())
+        _write(out, document)
     else:
         print(summary_text(report), file=out)
-    return EXIT_OK if report.passed else EXIT_REFUSED
+        if widenings is not None:
+            print(widenings.summary_text(), file=out)
+    return EXIT_OK if passed else EXIT_REFUSED
+
+
+def _widenings(args: argparse.Namespace, tests: Any, keys: Any) -> Any:
+    """`--baseline`: the widenings of the tests' contract against OLD (None without it)."""
+    if not args.baseline:
+        if args.fail_on_widening:
+            message = "--fail-on-widening needs --baseline OLD to compare with"
+            raise InvalidInput([{"loc": ["--fail-on-widening"], "msg": message}])
+        return None
+    from compiler.contract_tests import baseline_widenings
+
+    return baseline_widenings(tests, args.baseline, keys, fail_on_widening=args.fail_on_widening)
 
 
 def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -18,15 +18,19 @@ each variant in one place (`judge_variant`). Exit codes: 0 every expectation hol
 failure, 2 invalid files (every problem listed with its file and location). JUnit XML has one
 testsuite per scenario and one testcase per expectation and per perturbation.
 
+`baseline_widenings` (`test DIR --baseline OLD`) lists every widening of the contract against
+an older one read from a bundle, a test directory or a contract file (`load_baseline`).
+
 Reads files (the CLI layer), never the network or a clock.
 
-The package keeps one concern per module: `files` (the file format), `loading`, `running`
-and `reporting`. Everything public is importable from `compiler.contract_tests` itself, as it
-was when this was one module.
+The package keeps one concern per module: `files` (the file format), `loading`, `running`,
+`reporting` and `baseline`. Everything public is importable from `compiler.contract_tests`
+itself, as it was when this was one module.
 """
 
 from __future__ import annotations
 
+from .baseline import Widenings, baseline_widenings, load_baseline
 from .files import (  # noqa: F401
     CONTRACT_FILE,
     FORMAT,
@@ -65,11 +69,14 @@ __all__ = [
     "CorpusFile",
     "Expected",
     "Report",
+    "Widenings",
     "ScenarioFile",
     "InvalidTestFiles",
     "ContractTests",
+    "baseline_widenings",
     "judge_variant",
     "junit_xml",
+    "load_baseline",
     "load_tests",
     "run_tests",
     "summary_text",

@@ -148,14 +148,20 @@ def _case(
                 scenario.perturbations == "standard", tuple(variants))  # fmt: skip
 
 
-def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
+def read_bundle(path: Path, public_keys: Any) -> Any:
+    """The bundle file at `path`, verified against `public_keys` when given, else checked for
+    integrity only; `InvalidTestFiles` saying why it cannot be used."""
     from compiler.bundle import BundleInvalid, inspect_bundle, verify_bundle
 
     try:
         data = path.read_bytes()
-        bundle = verify_bundle(data, public_keys).bundle if public_keys else inspect_bundle(data)
+        return verify_bundle(data, public_keys).bundle if public_keys else inspect_bundle(data)
     except (BundleInvalid, OSError) as exc:
         raise InvalidTestFiles([_problem(path, [], f"not a usable bundle: {exc}")]) from None
+
+
+def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
+    bundle = read_bundle(path, public_keys)
     problems: list[dict[str, Any]] = []
     cases = []
     for index, scenario in enumerate(bundle.scenarios):

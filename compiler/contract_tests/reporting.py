@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from .baseline import Widenings
 from .running import Report
 
 
@@ -26,9 +27,10 @@ def summary_text(report: Report) -> str:
     return "\n".join(lines)
 
 
-def junit_xml(report: Report) -> bytes:
+def junit_xml(report: Report, widenings: Widenings | None = None) -> bytes:
     """JUnit XML: one testsuite per scenario, one testcase per expectation / perturbation;
-    a perturbation's flips are in its system-out."""
+    a perturbation's flips are in its system-out. With `widenings` (`--baseline`), one more
+    testsuite listing them."""
     root = ET.Element("testsuites", name=f"{report.decision_type} version {report.version}")
     for scenario in report.scenarios:
         suite = ET.SubElement(root, "testsuite", name=scenario.name,
@@ -43,5 +45,7 @@ def junit_xml(report: Report) -> bytes:
             if case.flips is not None:
                 out = ET.SubElement(element, "system-out")
                 out.text = json.dumps(case.flips["slots"], ensure_ascii=False)
+    if widenings is not None:
+        widenings.junit_suite(root)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
