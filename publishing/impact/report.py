@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import COMPILER_VERSION
+from compiler import COMPILER_VERSION, contract_widenings
 from compiler.canonical import sha256_hex
+from compiler.models import Contract
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
 
@@ -15,7 +16,7 @@ from .contract_changes import contract_changes
 from .scenario_report import scenario_report
 from .sentences import headline
 
-FORMAT = "evidence-workbench.impact/1"
+FORMAT = "evidence-workbench.impact/2"
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,11 @@ class ImpactReport:
 
     @property
     def widenings(self) -> list[dict[str, Any]]:
-        """Items the version admits that the published version did not, in some scenario or
-        variant: `[{"id", "where": [{"scenario", "perturbation"}], "text"}]`. An approval
-        must acknowledge each."""
+        """What the version widens against the published one; an approval must acknowledge
+        each. First the contract's own widenings (`compiler.widenings`: `{"id", "source":
+        "contract", "kind", "proposition", "text"}`), then each item the version admits that
+        the published version did not, in some scenario or variant (`{"id", "source":
+        "items", "kind": "item_admitted", "where": [{"scenario", "perturbation"}], "text"}`)."""
         return self.document["verdicts"]["widenings"]
 
     @property
@@ -118,6 +121,8 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     ]
     summary = _summary(changes, entries, has_published=published is not None)
     verdicts = report_verdicts(version, entries, has_published=published is not None)
+    if published is not None:
+        verdicts["widenings"] = contract_widening_rows(published, draft) + verdicts["widenings"]
     summary.update(
         violations=len(verdicts["violations"]),
         new_findings=len(verdicts["findings"]),
@@ -177,6 +182,16 @@ def report_verdicts(
     }
 
 
+def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[str, Any]]:
+    """The contract's widenings against the published one, as the report lists them (ids
+    as `compiler.widenings` gives them, the same as `evidence-compiler test --baseline`)."""
+    return [
+        {"id": w.id, "source": "contract", "kind": w.kind, "proposition": w.proposition,
+         "text": w.detail}
+        for w in contract_widenings(published, draft)
+    ]  # fmt: skip
+
+
 def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each item some compile under the version admits that the same compile under the
     published version did not, with every (scenario, perturbation) where it does."""
@@ -190,6 +205,8 @@ def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "id": item,
+            "source": "items",
+            "kind": "item_admitted",
             "where": places,
             "text": f"{item} is admitted in {len(places)} compile(s) where the published "
             f"version did not admit it (first: '{places[0]['scenario']}', "
@@ -208,11 +225,15 @@ def _verdict_headline(verdicts: dict[str, Any]) -> list[str]:
             f"{len(violations)} violation(s): a perturbation breaks what it must keep. First: "
             f"'{first['scenario']}', {first['label']} — {first['message']}"
         )
-    if verdicts["widenings"]:
-        n = len(verdicts["widenings"])
+    widenings = verdicts["widenings"]
+    if widenings:
+        in_contract = sum(w["source"] == "contract" for w in widenings)
+        parts = [f"{in_contract} change(s) to the contract"] if in_contract else []
+        if len(widenings) > in_contract:
+            parts.append(f"{len(widenings) - in_contract} item(s) admitted that it did not")
         lines.append(
-            f"{n} widening(s): item(s) this version admits that the published one did not; "
-            "approving needs each acknowledged."
+            f"{len(widenings)} widening(s) against the published version: "
+            f"{' and '.join(parts)}; approving needs each acknowledged."
         )
     return lines
 

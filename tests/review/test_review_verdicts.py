@@ -65,8 +65,17 @@ def test_version_2_report_leads_with_the_weak_promotion_on_waiver_valid(versions
     assert report.headline[0].startswith(f"{len(violations)} violation(s)")
     assert "waiver_valid accepts a weak class" in report.headline[0]
     assert all(v["justification"] is None and v["new"] for v in violations)
-    # The case note the draft now accepts is admitted where version 1 did not admit it.
+    # The contract itself widens (it accepts case notes), and so what it admits: the case
+    # note is admitted where version 1 did not admit it. The contract's widenings come first.
+    assert report.widenings[0] == {
+        "id": "class_added:waiver_valid:case_note", "source": "contract", "kind": "class_added",
+        "proposition": "waiver_valid",
+        "text": "'waiver_valid' may now be established by 'case_note', which the baseline did "
+        "not accept for it (choice 2 of 2).",
+    }  # fmt: skip
+    assert [w["source"] for w in report.widenings[1:]] == ["items"] * (len(report.widenings) - 1)
     assert "rm-note-N7" in report.widening_ids
+    assert "1 change(s) to the contract and" in report.headline[1]
     row = next(r for r in report.propositions if r["proposition"] == "waiver_valid")
     assert row["violations"] == len(violations)
     assert report.summary["violations"] == len(violations)
