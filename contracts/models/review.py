@@ -119,36 +119,42 @@ class Approval(models.Model):
 
 
 class ViolationJustification(models.Model):
-    """An owner's reason for keeping a version although a perturbation of one scenario breaks
-    its relation (a `violation`, docs/verdicts.md): without one, the violation blocks submit
-    and publish. Keyed by what names the violation stably: the scenario, the perturbation's
-    name and the proposition ("" for a fault of the variant as a whole)."""
+    """An owner's reason for keeping a version although perturbations break a relation
+    (a `violation`, docs/verdicts.md) for one cause: without one, the violations of that
+    cause block submit and publish. Keyed by the cause, which names no item and no
+    scenario, so one justification covers every scenario and perturbation where the same
+    operator breaks the same proposition for the same reason (`cause`: the evidence class of
+    a promotion, substitution or contradiction, the purpose of a purpose probe, "" when the
+    operator and the proposition say it all), and survives edits that keep the cause.
+    `proposition` is "" for a fault of the variant as a whole."""
 
     version = models.ForeignKey(
         ContractVersion, on_delete=models.CASCADE, related_name="justifications"
     )
-    scenario = models.CharField(max_length=160)
-    perturbation = models.CharField(max_length=300)
+    operator = models.CharField(max_length=64)
     proposition = models.CharField(max_length=200, blank=True)
+    cause = models.CharField(max_length=300, blank=True)
     text = models.TextField()
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["scenario", "perturbation", "proposition"]
+        ordering = ["operator", "proposition", "cause"]
         constraints = [
             models.UniqueConstraint(
-                fields=["version", "scenario", "perturbation", "proposition"],
-                name="justification_once_per_violation",
+                fields=["version", "operator", "proposition", "cause"],
+                name="justification_once_per_cause",
             )
         ]
 
     def __str__(self) -> str:
-        return f"{self.scenario} · {self.perturbation} · {self.proposition or '(variant)'}"
+        return " · ".join(
+            p for p in (self.operator, self.proposition or "(variant)", self.cause) if p
+        )
 
     @property
     def key(self) -> tuple[str, str, str]:
-        return (self.scenario, self.perturbation, self.proposition)
+        return (self.operator, self.proposition, self.cause)
 
 
 class StoredImpactReport(models.Model):

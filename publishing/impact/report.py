@@ -3,18 +3,20 @@ decision type, against the published version, with a headline, a summary and its
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from compiler import COMPILER_VERSION, contract_widenings
 from compiler.canonical import sha256_hex
 from compiler.models import Contract
+from compiler.relations import RELATIONS
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
 
 from .contract_changes import contract_changes
 from .scenario_report import scenario_report
-from .sentences import headline
+from .sentences import cause_text, headline
 
 FORMAT = "evidence-workbench.impact/2"
 
@@ -46,8 +48,9 @@ class ImpactReport:
 
     @property
     def verdicts(self) -> dict[str, Any]:
-        """What the reviewer reads first: every violation (each with `new` and the owner's
-        `justification`, if any), the new findings and the widenings."""
+        """What the reviewer reads first: the violations, one row per cause (`cause_rows`:
+        each with its count, scenarios, `new` and the owner's `justification`, if any), the
+        new findings and the widenings."""
         return self.document["verdicts"]
 
     @property
@@ -124,7 +127,8 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     if published is not None:
         verdicts["widenings"] = contract_widening_rows(published, draft) + verdicts["widenings"]
     summary.update(
-        violations=len(verdicts["violations"]),
+        violations=sum(row["count"] for row in verdicts["violations"]),
+        violation_causes=len(verdicts["violations"]),
         new_findings=len(verdicts["findings"]),
         widenings=len(verdicts["widenings"]),
     )
@@ -149,16 +153,18 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     return ImpactReport(document=document, sha256=sha256_hex(document))
 
 
-def violation_key(scenario: str, verdict: Any) -> tuple[str, str, str]:
-    """What names a violation stably: (scenario, perturbation name, proposition or "")."""
-    return (scenario, verdict["perturbation"], verdict["proposition"] or "")
+def cause_key(verdict: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What names a violation's cause stably, with no scenario and no item in it:
+    (operator, proposition or "", cause). One justification covers every violation of it."""
+    return (verdict["operator"], verdict["proposition"] or "", verdict.get("cause") or "")
 
 
 def report_verdicts(
     version: ContractVersion, entries: list[dict[str, Any]], *, has_published: bool
 ) -> dict[str, Any]:
-    """Every violation of the version (with the owner's justification, when recorded), the
-    findings the published version does not have, and the widenings."""
+    """Every violation of the version, one row per cause (`cause_rows`, with the owner's
+    justification of the cause, when recorded), the findings the published version does not
+    have, and the items admitted anew."""
     from contracts.models import ViolationJustification
 
     justified = {
@@ -170,16 +176,50 @@ def report_verdicts(
         for v in entry.get("verdicts", []):
             shown = {"scenario": entry["name"], **v}
             if v["kind"] == "violation":
-                key = violation_key(entry["name"], v)
-                violations.append({**shown, "key": list(key), "justification": justified.get(key)})
+                violations.append(shown)
             elif v["new"]:
                 findings.append(shown)
-    violations.sort(key=lambda v: not v["new"])
     return {
-        "violations": violations,
+        "violations": cause_rows(violations, justified),
         "findings": findings,
         "widenings": _widenings(entries) if has_published else [],
     }
+
+
+def cause_rows(
+    violations: list[dict[str, Any]], justified: Mapping[tuple[str, str, str], Any]
+) -> list[dict[str, Any]]:
+    """The violations grouped by cause (`cause_key`), new causes first, then in the order
+    the scenarios give them: each row with its `count`, the `scenarios` it touches, every
+    `occurrence` (scenario, perturbation, label, message, items, new), the relation it
+    breaks, a sentence (`text`) and the cause's `justification` or None."""
+    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for v in violations:
+        grouped.setdefault(cause_key(v), []).append(v)
+    rows = []
+    for key, occurrences in grouped.items():
+        operator, proposition, cause = key
+        relation = RELATIONS.get(operator)
+        scenarios = list(dict.fromkeys(o["scenario"] for o in occurrences))
+        row = {
+            "key": list(key),
+            "operator": operator,
+            "proposition": proposition or None,
+            "cause": cause,
+            "relation": relation.relation if relation is not None else "",
+            "count": len(occurrences),
+            "scenarios": scenarios,
+            "new": any(o["new"] for o in occurrences),
+            "occurrences": [
+                {k: o[k] for k in ("scenario", "perturbation", "label", "message", "items", "new")}
+                for o in occurrences
+            ],
+            "justification": justified.get(key),
+        }
+        row["text"] = cause_text(row)
+        rows.append(row)
+    rows.sort(key=lambda row: not row["new"])
+    return rows
 
 
 def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[str, Any]]:
@@ -218,12 +258,12 @@ def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _verdict_headline(verdicts: dict[str, Any]) -> list[str]:
     lines = []
-    violations = verdicts["violations"]
-    if violations:
-        first = violations[0]
+    causes = verdicts["violations"]
+    if causes:
+        count = sum(row["count"] for row in causes)
         lines.append(
-            f"{len(violations)} violation(s): a perturbation breaks what it must keep. First: "
-            f"'{first['scenario']}', {first['label']} — {first['message']}"
+            f"{len(causes)} cause(s) of violations ({count} violation(s)): perturbations "
+            f"break what they must keep. First: {causes[0]['text']}"
         )
     widenings = verdicts["widenings"]
     if widenings:
@@ -248,9 +288,9 @@ def _per_proposition(
                    "newly_failing": 0}
         for p in contract["propositions"]
     }  # fmt: skip
-    for v in verdicts["violations"]:
-        if v["proposition"] in rows:
-            rows[v["proposition"]]["violations"] += 1
+    for row in verdicts["violations"]:
+        if row["proposition"] in rows:
+            rows[row["proposition"]]["violations"] += row["count"]
     for v in verdicts["findings"]:
         if v["proposition"] in rows:
             rows[v["proposition"]]["findings"] += 1

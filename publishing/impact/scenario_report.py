@@ -194,8 +194,12 @@ def _verdicts(
         for v in outcome.verdicts:
             verdicts.append({
                 "perturbation": perturbation,
+                "operator": outcome.operator,
                 "label": outcome.label or perturbation,
                 "proposition": v["proposition"],
+                # What the verdict is about beyond its operator and proposition, with no item
+                # ids (compiler.relations.Verdict.cause); "" when a verdict carries none.
+                "cause": v.get("cause") or "",
                 "kind": v["kind"],
                 "message": v["message"],
                 "items": list(v["items"]),

@@ -153,3 +153,25 @@ def headline(
     if summary["problems"]:
         lines.append(f"{summary['problems']} scenario(s) cannot be compiled against it.")
     return lines
+
+
+def cause_text(row: Mapping[str, Any]) -> str:
+    """One cause of violations in a sentence: what breaks, how often and where, with the
+    first occurrence as the example (its message names the items)."""
+    first = row["occurrences"][0]
+    about = f"'{row['proposition']}'" if row["proposition"] else "the variant as a whole"
+    cause = f", {row['cause']}" if row["cause"] else ""
+    scenarios = row["scenarios"]
+    shown = names(scenarios[:SCENARIOS_NAMED])
+    if len(scenarios) > SCENARIOS_NAMED:
+        shown = ", ".join(f"'{s}'" for s in scenarios[:SCENARIOS_NAMED]) + " and "
+        shown += f"{len(scenarios) - SCENARIOS_NAMED} more"
+    return (
+        f"{row['operator']} on {about}{cause}: {row['count']} violation(s) in "
+        f"{len(scenarios)} scenario(s) ({shown}), e.g. '{first['scenario']}', "
+        f"{first['label']} — {first['message']}"
+    )
+
+
+SCENARIOS_NAMED = 3
+"""A cause's sentence names this many of its scenarios (the row lists them all)."""

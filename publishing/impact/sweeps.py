@@ -24,6 +24,7 @@ class Outcome:
     states: dict[str, str]
     admitted: frozenset[str]
     label: str = ""  # the perturbation in plain words ("" for the base)
+    operator: str = ""  # the perturbation's operator ("" for the base)
     verdicts: tuple[dict[str, Any], ...] = ()  # its violations and findings (not expected)
 
 
@@ -63,6 +64,7 @@ def sweep(
             c.slot_states,
             frozenset(admitted_in(c.output)),
             label=(c.flips or {}).get("label", ""),
+            operator=(c.perturbation or {}).get("operator", ""),
             verdicts=tuple(v for v in c.verdicts if v["kind"] != "expected"),
         )
         for c in swept.compiles

@@ -1,8 +1,9 @@
 """Violations and widenings as the review gates read them (docs/review.md, "Verdicts").
 
 * A **violation** (a perturbation breaks its relation, docs/verdicts.md) blocks submit and
-  publish until an owner records a `ViolationJustification` for it; the reviewer reads the
-  justification next to the violation in the impact report.
+  publish until an owner records a `ViolationJustification` for its cause (operator,
+  proposition, cause: the impact report's row, however many scenarios it touches); the
+  reviewer reads the justification next to the cause in the impact report.
 * A **widening** (an item the version admits that the published version did not) must be
   acknowledged by the reviewer who approves; the approval records what was acknowledged.
 """
@@ -31,15 +32,12 @@ from .selectors import report_for, status_word
 
 
 def unjustified_violations(report: ImpactReport) -> list[dict[str, Any]]:
+    """The causes of violations (the report's rows) no owner has justified."""
     return [v for v in report.verdicts["violations"] if v["justification"] is None]
 
 
-def violation_words(violation: dict[str, Any]) -> str:
-    return f"'{violation['scenario']}', {violation['label']}: {violation['message']}"
-
-
 def unjustified_refusal(version: ContractVersion, report: ImpactReport, verb: str) -> str:
-    """The refusal naming each violation without a justification, or ""."""
+    """The refusal naming each cause of violations without a justification, or ""."""
     open_ones = unjustified_violations(report)
     if not open_ones:
         return ""
@@ -47,7 +45,7 @@ def unjustified_refusal(version: ContractVersion, report: ImpactReport, verb: st
         number=version.number,
         verb=verb,
         count=len(open_ones),
-        violations="; ".join(violation_words(v) for v in open_ones),
+        violations="; ".join(v["text"] for v in open_ones),
     )
 
 
@@ -76,13 +74,14 @@ def violation_justify(
     *,
     actor: Actor,
     version: ContractVersion,
-    scenario: str,
-    perturbation: str,
+    operator: str,
     proposition: str,
+    cause: str = "",
     text: str,
 ) -> ViolationJustification:
-    """An owner records why a violation of the version's impact report is acceptable (or
-    replaces their earlier words); only while the version can be edited."""
+    """An owner records why the violations of one cause in the version's impact report are
+    acceptable (or replaces their earlier words); only while the version can be edited.
+    One justification covers the cause in every scenario and perturbation it touches."""
     locked = ContractVersion.objects.select_for_update(of=("self",)).get(pk=version.pk)
     if not actor.is_authenticated or not actor.has_perm(
         f"contracts.{roles.EDIT}", locked.decision_type
@@ -95,27 +94,30 @@ def violation_justify(
     text = (text or "").strip()
     if not text:
         raise ValidationError({"text": JUSTIFICATION_REQUIRED})
-    key = [scenario, perturbation, proposition or ""]
-    if not any(v["key"] == key for v in report_for(locked).verdicts["violations"]):
+    key = [operator, proposition or "", cause or ""]
+    row = next((v for v in report_for(locked).verdicts["violations"] if v["key"] == key), None)
+    if row is None:
         raise ValidationError(
             NOT_A_VIOLATION.format(
-                number=locked.number, scenario=scenario, perturbation=perturbation,
+                number=locked.number, operator=operator,
                 proposition=proposition or "(the variant as a whole)",
+                cause=f", {cause}" if cause else "",
             )
         )  # fmt: skip
     justification, _ = ViolationJustification.objects.update_or_create(
         version=locked,
-        scenario=scenario,
-        perturbation=perturbation,
+        operator=operator,
         proposition=proposition or "",
+        cause=cause or "",
         defaults={"text": text, "author": actor},
     )
     audit_record(
         actor=actor,
         action=AuditAction.VIOLATION_JUSTIFIED,
-        summary=f"Justified a violation of version {locked.number}: '{scenario}', "
-        f"{perturbation}, {proposition or '(variant)'}: {text}",
+        summary=f"Justified a cause of violations of version {locked.number}: {operator}, "
+        f"{proposition or '(variant)'}{f', {cause}' if cause else ''} ({row['count']} "
+        f"violation(s) in {len(row['scenarios'])} scenario(s)): {text}",
         version=locked,
-        changes={"violation": key, "text": text},
+        changes={"cause": key, "count": row["count"], "scenarios": row["scenarios"], "text": text},
     )
     return justification

@@ -60,19 +60,19 @@ NO_SCENARIO = (
 )
 APPROVAL_OUT_OF_DATE = "Approval out of date"
 UNJUSTIFIED_VIOLATIONS = (
-    "Version {number} cannot be {verb} while {count} violation(s) have no justification: "
-    "{violations}. An owner records why each is acceptable on the impact report, or changes "
-    "the contract."
+    "Version {number} cannot be {verb} while {count} cause(s) of violations have no "
+    "justification: {violations}. An owner records why each cause is acceptable on the impact "
+    "report (one justification covers every scenario it touches), or changes the contract."
 )
 WIDENINGS_NOT_ACKNOWLEDGED = (
     "Approving version {number} needs each widening acknowledged: the version admits what the "
     "published one did not. Not acknowledged: {items}."
 )
 NOT_A_VIOLATION = (
-    "The impact report of version {number} has no violation '{scenario}', {perturbation}, "
-    "{proposition}: nothing to justify."
+    "The impact report of version {number} has no violation of the cause {operator}, "
+    "{proposition}{cause}: nothing to justify."
 )
-JUSTIFICATION_REQUIRED = "Say why this violation is acceptable."
+JUSTIFICATION_REQUIRED = "Say why the violations of this cause are acceptable."
 CANNOT_JUSTIFY = (
     "Version {number} is {status}; justifications are recorded on a draft (or one sent back), "
     "before it is submitted."

@@ -114,12 +114,12 @@ def test_lint_warnings_reach_the_reviewer(suite, draft, owner, reviewer, keys):
         expected_lock_version=fresh(draft).lock_version,
         class_key="case_note",
     )
-    # The weak promotion it allows is a violation (docs/verdicts.md): submit needs each one
+    # The weak promotion it allows is a violation (docs/verdicts.md): submit needs each cause
     # justified; the lint warning itself does not block.
     for violation in review.report_for(fresh(draft)).verdicts["violations"]:
+        operator, key, cause = violation["key"]
         review.violation_justify(
-            actor=owner, version=fresh(draft), scenario=violation["scenario"],
-            perturbation=violation["perturbation"], proposition=violation["proposition"],
+            actor=owner, version=fresh(draft), operator=operator, proposition=key, cause=cause,
             text="Accepted while the committee records are migrated.",
         )  # fmt: skip
     version = review.version_submit(

@@ -1,6 +1,7 @@
-"""The impact report leads with its verdicts (violations, widenings, new findings); a
-violation blocks submit and publish until an owner justifies it; approving needs every
-widening acknowledged, and the approval records what was acknowledged."""
+"""The impact report leads with its verdicts (violations one row per cause, widenings, new
+findings); a cause of violations blocks submit and publish until an owner justifies it, once
+for every scenario it touches; approving needs every widening acknowledged, and the approval
+records what was acknowledged."""
 
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ def the_violation(report):
 
 
 def justify(version, violation, text="Case notes are signed by the RM; accepted for Q3."):
+    operator, proposition, cause = violation["key"]
     return review.violation_justify(
-        actor=person("olivia"), version=version, scenario=violation["scenario"],
-        perturbation=violation["perturbation"], proposition=violation["proposition"], text=text,
+        actor=person("olivia"), version=version, operator=operator, proposition=proposition,
+        cause=cause, text=text,
     )  # fmt: skip
 
 
@@ -56,15 +58,23 @@ def test_version_1_has_no_violation(versions):
     assert review.report_for(versions[1]).verdicts["violations"] == []
 
 
-def test_version_2_report_leads_with_the_weak_promotion_on_waiver_valid(versions):
+def test_version_2_report_leads_with_one_cause_the_weak_promotion_on_waiver_valid(versions):
     report = review.report_for(versions[2])
-    violations = report.verdicts["violations"]
-    assert violations and {
-        (v["perturbation"].split("(")[0], v["proposition"]) for v in violations
-    } == {("promote_weak", "waiver_valid")}
-    assert report.headline[0].startswith(f"{len(violations)} violation(s)")
+    (cause,) = report.verdicts["violations"]
+    assert cause["key"] == ["promote_weak", "waiver_valid", "case_note"]
+    scenarios = {s["name"] for s in report.scenarios}
+    occurrences = [v for s in report.scenarios for v in s["verdicts"] if v["kind"] == "violation"]
+    # Every scenario's weak promotion, counted on the one row; none elsewhere.
+    assert cause["count"] == len(occurrences) > 1
+    assert set(cause["scenarios"]) == {o["scenario"] for o in cause["occurrences"]} <= scenarios
+    assert len(cause["scenarios"]) == len(set(cause["scenarios"])) > 1
+    assert all("waiver_valid accepts a weak class" in o["message"] for o in cause["occurrences"])
+    assert cause["justification"] is None and cause["new"]
+    assert report.headline[0].startswith(
+        f"1 cause(s) of violations ({cause['count']} violation(s))"
+    )
+    assert "promote_weak on 'waiver_valid', case_note" in report.headline[0]
     assert "waiver_valid accepts a weak class" in report.headline[0]
-    assert all(v["justification"] is None and v["new"] for v in violations)
     # The contract itself widens (it accepts case notes), and so what it admits: the case
     # note is admitted where version 1 did not admit it. The contract's widenings come first.
     assert report.widenings[0] == {
@@ -77,34 +87,38 @@ def test_version_2_report_leads_with_the_weak_promotion_on_waiver_valid(versions
     assert "rm-note-N7" in report.widening_ids
     assert "1 change(s) to the contract and" in report.headline[1]
     row = next(r for r in report.propositions if r["proposition"] == "waiver_valid")
-    assert row["violations"] == len(violations)
-    assert report.summary["violations"] == len(violations)
+    assert row["violations"] == cause["count"] == report.summary["violations"]
+    assert report.summary["violation_causes"] == 1
 
 
 def test_the_report_hash_covers_verdicts_and_justifications(versions):
     before = review.report_for(versions[2])
     assert "verdicts" in before.document
-    for violation in before.verdicts["violations"]:
-        justify(versions[2], violation)
+    justify(versions[2], the_violation(before))
     after = review.report_for(versions[2])
     assert after.sha256 != before.sha256
     assert after.verdicts["violations"][0]["justification"]["author"] == "olivia"
 
 
-def test_a_violation_blocks_submit_until_justified(versions):
+def test_one_justification_of_the_cause_unblocks_submit(versions):
     draft = versions[2]
     with pytest.raises(ValidationError) as refused:
         submit(draft)
     (message,) = refused.value.messages
-    count = len(review.report_for(draft).verdicts["violations"])
-    assert f"{count} violation(s) have no justification" in message
+    cause = the_violation(review.report_for(draft))
+    # The refusal names the cause once, with its count, not each repetition.
+    assert "1 cause(s) of violations have no justification" in message
+    assert message.count("promote_weak on 'waiver_valid'") == 1
+    assert f"{cause['count']} violation(s) in {len(cause['scenarios'])} scenario(s)" in message
     assert "waiver_valid accepts a weak class" in message
     action = review.available_actions(person("olivia"), draft)[review.SUBMIT]
     assert action.blocked and action.reason == message
-    for violation in review.report_for(draft).verdicts["violations"]:
-        justify(draft, violation)
+    justify(draft, cause)
+    assert ViolationJustification.objects.filter(version=draft).count() == 1
     assert submit(draft).status == ContractVersion.Status.IN_REVIEW
-    assert AuditEvent.objects.filter(action="violation.justified").exists()
+    event = AuditEvent.objects.get(action="violation.justified")
+    assert event.changes["cause"] == ["promote_weak", "waiver_valid", "case_note"]
+    assert event.changes["count"] == cause["count"]
 
 
 def test_only_an_owner_justifies_and_only_a_real_violation(versions):
@@ -112,16 +126,17 @@ def test_only_an_owner_justifies_and_only_a_real_violation(versions):
     violation = the_violation(review.report_for(draft))
     with pytest.raises(PermissionDenied):
         review.violation_justify(
-            actor=person("rafael"), version=draft, scenario=violation["scenario"],
-            perturbation=violation["perturbation"], proposition=violation["proposition"],
-            text="fine",
+            actor=person("rafael"), version=draft, operator="promote_weak",
+            proposition="waiver_valid", cause="case_note", text="fine",
         )  # fmt: skip
-    with pytest.raises(ValidationError) as refused:
-        review.violation_justify(
-            actor=person("olivia"), version=draft, scenario=violation["scenario"],
-            perturbation="shift_days(+1)", proposition="waiver_valid", text="fine",
-        )  # fmt: skip
-    assert "nothing to justify" in refused.value.messages[0]
+    for operator, cause in (("shift_days", "case_note"), ("promote_weak", "email")):
+        with pytest.raises(ValidationError) as refused:
+            review.violation_justify(
+                actor=person("olivia"), version=draft, operator=operator,
+                proposition="waiver_valid", cause=cause, text="fine",
+            )  # fmt: skip
+        assert "nothing to justify" in refused.value.messages[0]
+        assert f"{operator}, waiver_valid, {cause}" in refused.value.messages[0]
     with pytest.raises(ValidationError):
         justify(draft, violation, text="   ")
     assert not ViolationJustification.objects.exists()
@@ -130,8 +145,7 @@ def test_only_an_owner_justifies_and_only_a_real_violation(versions):
 @pytest.fixture
 def in_review(versions):
     draft = versions[2]
-    for violation in review.report_for(draft).verdicts["violations"]:
-        justify(draft, violation)
+    justify(draft, the_violation(review.report_for(draft)))
     return submit(draft)
 
 
@@ -204,8 +218,8 @@ def test_justify_view(client, versions):
     violation = the_violation(review.report_for(draft))
     url = reverse("version_justify", args=[demo.ATLAS_KEY, draft.number])
     data = {
-        "scenario": violation["scenario"], "perturbation": violation["perturbation"],
-        "proposition": violation["proposition"], "text": "Accepted <b>for now</b>.",
+        "operator": violation["operator"], "proposition": violation["proposition"],
+        "cause": violation["cause"], "text": "Accepted <b>for now</b>.",
     }  # fmt: skip
     client.force_login(person("rafael"))
     assert client.post(url, data).status_code == 403
@@ -213,4 +227,10 @@ def test_justify_view(client, versions):
     assert client.post(url, {**data, "text": ""}).status_code == 422
     assert client.post(url, data).status_code == 302
     page = client.get(reverse("version_impact", args=[demo.ATLAS_KEY, draft.number]))
-    assert "Accepted &lt;b&gt;for now&lt;/b&gt;." in page.content.decode()
+    text = page.content.decode()
+    assert "Accepted &lt;b&gt;for now&lt;/b&gt;." in text
+    # One row for the cause, with its count and scenarios, however many scenarios it touches.
+    assert text.count('<li class="verdict-violation"') == 1
+    assert f'data-count="{violation["count"]}"' in text
+    assert f"{violation['count']} violations in {len(violation['scenarios'])} scenarios" in text
+    assert text.count('action="' + url + '"') == 1

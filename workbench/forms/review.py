@@ -28,9 +28,11 @@ class ApproveForm(forms.Form):
 
 
 class JustifyForm(forms.Form):
-    scenario = forms.CharField(max_length=160)
-    perturbation = forms.CharField(max_length=300)
+    """One cause of violations (the impact report's row) and why it is acceptable."""
+
+    operator = forms.CharField(max_length=64)
     proposition = forms.CharField(max_length=200, required=False)
+    cause = forms.CharField(max_length=300, required=False)
     text = forms.CharField(max_length=4000)
 
 
