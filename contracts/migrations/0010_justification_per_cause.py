@@ -111,6 +111,14 @@ def to_causes(apps, schema_editor):
             perturbation="",
         )
         Justification.objects.filter(pk=new.pk).update(created_at=olds[0].created_at)
+    _checked_now(schema_editor)
+
+
+def _checked_now(schema_editor):
+    """PostgreSQL checks the rows' foreign keys at commit; the columns are altered next in
+    the same transaction, which it refuses while those checks are pending."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 def to_violations(apps, schema_editor):
@@ -119,6 +127,7 @@ def to_violations(apps, schema_editor):
         row.scenario = ""
         row.perturbation = f"{row.operator}({row.cause})" if row.cause else row.operator
         row.save(update_fields=["scenario", "perturbation"])
+    _checked_now(schema_editor)
 
 
 class Migration(migrations.Migration):

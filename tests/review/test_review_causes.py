@@ -1,0 +1,216 @@
+"""One cause, one decision, and the contract's widenings in the review, on a decision type of
+its own (vendor onboarding, tests/review/vendor_onboarding.py): two suppliers' scenarios that
+share a cause give one row with its count and both scenarios; one justification covers it;
+the refusal to submit names each cause once; the contract's widenings (a class added, a
+requirement dropped, a purpose added) are listed and must be acknowledged, and the signed
+approval names them."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from vendor_onboarding import SUPPLIERS, accept, create
+
+from compiler.keys import load_public_key
+from compiler.statements import parse_signed_statement, verify_statement
+from contracts import services
+from contracts.models import ContractVersion, ViolationJustification
+from publishing import review
+
+pytestmark = pytest.mark.django_db
+
+SCENARIOS = sorted(f"{name} first order" for name in SUPPLIERS.values())
+WEB_PAGE_CAUSE = ["promote_weak", "sanctions_clear", "web_page"]
+
+
+def fresh(version: ContractVersion) -> ContractVersion:
+    version.refresh_from_db()
+    return version
+
+
+def submit(owner, version):
+    version = fresh(version)
+    return review.version_submit(
+        actor=owner, version=version, expected_lock_version=version.lock_version
+    )
+
+
+def justify(owner, version, key, text="Web pages are screened again at payment."):
+    operator, proposition, cause = key
+    return review.violation_justify(
+        actor=owner, version=fresh(version), operator=operator, proposition=proposition,
+        cause=cause, text=text,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def draft_2(owner, reviewer, catalogue_manager, keys, devices):
+    """Version 1 published (no violation, nothing to justify), version 2 started."""
+    decision_type = create(owner=owner, reviewer=reviewer, catalogue_manager=catalogue_manager)
+    first = decision_type.versions.get(number=1)
+    assert review.report_ensure(fresh(first)).verdicts["violations"] == []
+    first = submit(owner, first)
+    report = review.report_ensure(first)
+    devices.approve(actor=reviewer, version=first, report_sha256=report.sha256)
+    devices.publish(actor=owner, version=fresh(first))
+    return services.version_start_draft(actor=owner, decision_type=decision_type)
+
+
+def causes(version):
+    return review.report_ensure(fresh(version)).verdicts["violations"]
+
+
+def test_two_scenarios_sharing_a_cause_are_one_row(owner, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    (row,) = causes(draft_2)
+    assert row["key"] == WEB_PAGE_CAUSE
+    assert sorted(row["scenarios"]) == SCENARIOS
+    assert row["count"] == len(row["occurrences"]) >= 2
+    assert sorted({o["scenario"] for o in row["occurrences"]}) == SCENARIOS
+    assert all(o["perturbation"].startswith("promote_weak(") for o in row["occurrences"])
+    assert row["relation"] and row["new"] and row["justification"] is None
+    assert row["text"].startswith(
+        f"promote_weak on 'sanctions_clear', web_page: {row['count']} violation(s) in 2 scenario(s)"
+    )
+
+
+def test_one_justification_covers_the_cause_in_every_scenario(owner, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    with pytest.raises(ValidationError) as refused:
+        submit(owner, draft_2)
+    (message,) = refused.value.messages
+    assert "1 cause(s) of violations have no justification" in message
+    assert message.count("promote_weak on 'sanctions_clear'") == 1
+    justify(owner, draft_2, WEB_PAGE_CAUSE)
+    (row,) = causes(draft_2)
+    assert row["justification"] == {
+        "text": "Web pages are screened again at payment.",
+        "author": owner.get_username(),
+    }
+    assert submit(owner, draft_2).status == ContractVersion.Status.IN_REVIEW
+    # Justifying again replaces the words; it never makes a second row.
+    assert ViolationJustification.objects.filter(version=draft_2).count() == 1
+
+
+def test_the_refusal_lists_each_open_cause_once(owner, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    accept(owner, draft_2, "insurance_in_force", "web_page")
+    rows = causes(draft_2)
+    assert sorted(tuple(r["key"]) for r in rows) == [
+        ("promote_weak", "insurance_in_force", "web_page"),
+        ("promote_weak", "sanctions_clear", "web_page"),
+    ]
+    assert all(sorted(r["scenarios"]) == SCENARIOS for r in rows)
+    action = review.available_actions(owner, fresh(draft_2))[review.SUBMIT]
+    assert action.blocked and "2 cause(s) of violations" in action.reason
+    justify(owner, draft_2, WEB_PAGE_CAUSE)
+    action = review.available_actions(owner, fresh(draft_2))[review.SUBMIT]
+    assert action.blocked and "1 cause(s) of violations" in action.reason
+    assert "promote_weak on 'insurance_in_force', web_page" in action.reason
+    assert "'sanctions_clear'" not in action.reason
+
+
+def test_a_justification_is_for_a_cause_the_report_has(owner, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    for key in (
+        ["promote_weak", "sanctions_clear", "screening_result"],  # another class
+        ["promote_weak", "insurance_in_force", "web_page"],  # another proposition
+        ["contaminate", "sanctions_clear", "web_page"],  # another operator
+    ):
+        with pytest.raises(ValidationError) as refused:
+            justify(owner, draft_2, key)
+        assert "nothing to justify" in refused.value.messages[0]
+    assert not ViolationJustification.objects.exists()
+
+
+def test_the_impact_page_shows_one_row_with_its_count_and_scenarios(client, owner, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    (row,) = causes(draft_2)
+    client.force_login(owner)
+    url = reverse("version_impact", args=[draft_2.decision_type.key, draft_2.number])
+    page = client.get(url).content.decode()
+    assert page.count('<li class="verdict-violation"') == 1
+    assert f"{row['count']} violations in 2 scenarios" in page
+    for name in SCENARIOS:
+        assert f"<bdi>{name}</bdi>" in page
+    justify_url = reverse("version_justify", args=[draft_2.decision_type.key, draft_2.number])
+    done = client.post(
+        justify_url,
+        {"operator": "promote_weak", "proposition": "sanctions_clear", "cause": "web_page",
+         "text": "Screened again at payment."},
+    )  # fmt: skip
+    assert done.status_code == 302
+    (row,) = causes(draft_2)
+    assert row["justification"]["text"] == "Screened again at payment."
+
+
+def test_the_contract_widenings_are_listed_and_acknowledged_in_the_signed_approval(
+    owner, reviewer, devices, draft_2
+):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    version = fresh(draft_2)
+    proposition = version.propositions.get(key="insurance_in_force")
+    services.proposition_update(
+        actor=owner, proposition=proposition, expected_lock_version=version.lock_version,
+        key="insurance_in_force", description=proposition.description, required=False,
+        max_items=proposition.max_items,
+    )  # fmt: skip
+    version = fresh(draft_2)
+    services.version_update_settings(
+        actor=owner, version=version, expected_lock_version=version.lock_version,
+        purposes=["vendor_onboarding", "spend_analytics"], policy_name=version.policy_name,
+        policy_version=version.policy_version, min_relevance=version.min_relevance,
+        role_order=version.role_order,
+    )  # fmt: skip
+    for row in causes(draft_2):
+        justify(owner, draft_2, row["key"])
+    version = submit(owner, draft_2)
+    report = review.report_ensure(version)
+    contract_ids = [w["id"] for w in report.widenings if w["source"] == "contract"]
+    assert contract_ids == [
+        "class_added:sanctions_clear:web_page",
+        "requirement_dropped:insurance_in_force",
+        "purpose_added:spend_analytics",
+    ]
+    assert report.widening_ids[: len(contract_ids)] == contract_ids
+    assert "3 change(s) to the contract" in " ".join(report.headline)
+
+    items_only = [w for w in report.widening_ids if w not in contract_ids]
+    with pytest.raises(ValidationError) as refused:
+        devices.approve(
+            actor=reviewer, version=version, report_sha256=report.sha256,
+            acknowledged_widenings=items_only,
+        )  # fmt: skip
+    for widening in contract_ids:
+        assert widening in refused.value.messages[0]
+
+    approval = devices.approve(
+        actor=reviewer, version=version, report_sha256=report.sha256,
+        acknowledged_widenings=report.widening_ids,
+    )  # fmt: skip
+    assert [w["id"] for w in approval.acknowledged_widenings] == report.widening_ids
+    signed = parse_signed_statement(
+        {"statement": approval.statement, "signature": approval.signature}
+    )
+    assert list(signed.statement.acknowledged_widenings) == report.widening_ids
+    key = review.personal_key(reviewer)
+    verify_statement(signed, load_public_key(key.public_key_pem))  # raises if not verifiable
+
+
+def test_the_review_page_shows_the_causes_to_the_reviewer(client, owner, reviewer, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    (row,) = causes(draft_2)
+    justify(owner, draft_2, row["key"], text="Screened <again> at payment.")
+    version = submit(owner, draft_2)
+    review.report_ensure(version)
+    client.force_login(reviewer)
+    page = client.get(
+        reverse("version_review", args=[version.decision_type.key, version.number])
+    ).content.decode()
+    section = page[page.index('id="review-violations"') : page.index('id="approve"')]
+    assert section.count('<li class="verdict-violation"') == 1
+    assert f"{row['count']} violations in 2 scenarios" in section
+    assert "Screened &lt;again&gt; at payment." in section
+    assert 'name="text"' not in section  # the reviewer reads it; only an owner justifies
+    assert 'value="class_added:sanctions_clear:web_page"' in page
