@@ -63,7 +63,12 @@ class Rollback(Exception):
 def approve(version, reviewer, devices):
     version.refresh_from_db()
     report = review.report_for(version)
-    devices.approve(actor=reviewer, version=version, report_sha256=report.sha256)
+    # Version 2 makes a required proposition optional: a widening of the contract the
+    # reviewer acknowledges (and their signed approval names).
+    devices.approve(
+        actor=reviewer, version=version, report_sha256=report.sha256,
+        acknowledged_widenings=report.widening_ids,
+    )  # fmt: skip
 
 
 def publish_refund_desk(owner, reviewer, devices) -> list[bytes]:
@@ -257,6 +262,17 @@ def test_export_import_export_round_trips_to_the_same_bytes(exported, tmp_path):
     call_command("import_bundle", str(tmp_path / "in-2.json"), stdout=out)
     assert out.getvalue().startswith("Already here:")
     assert counts() == before
+
+
+def test_the_approval_in_a_bundle_names_the_contract_widening_it_acknowledged(exported):
+    first, second = exported
+    statements = {
+        number: next(s["statement"] for s in json.loads(data)["signatures"]
+                     if s["role"] == "approver")
+        for number, data in ((1, first), (2, second))
+    }  # fmt: skip
+    assert statements[1]["acknowledged_widenings"] == []
+    assert statements[2]["acknowledged_widenings"] == ["requirement_dropped:exception_approved"]
 
 
 def test_bundles_import_only_in_the_order_they_were_published(exported, tmp_path):
