@@ -4,7 +4,8 @@ pull, test.
 With `pull` (the network) and `contract_tests` (test directories), the only modules of the
 compiler that touch files, stdin/stdout and exit codes.
 Exit codes: 0 compiled (or valid), 1 refused (or an invalid bundle, or a sweep with a
-violation or a failed expectation), 2 invalid input.
+violation or a failed expectation, or `test --baseline OLD --fail-on-widening` with a
+widening), 2 invalid input.
 """
 
 from __future__ import annotations
