@@ -116,7 +116,7 @@ class _Original:
     case: MutationCase
     document: CompileInput
     output: CompileOutput
-    flags: dict[review.Flag, str]
+    flags: dict[review.FlagKey, str]
     inputs: list[_Input]
 
 
