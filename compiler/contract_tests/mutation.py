@@ -26,8 +26,16 @@ KILLED_BY = {STANDARD: "the standard review", EXPECTATIONS: "the scenarios' expe
 
 
 def mutation_cases(tests: ContractTests) -> list[MutationCase]:
-    """Each scenario with its own expectations of the base compile."""
-    return [MutationCase(c.name, c.document, c.expected.pinned()) for c in tests.cases]
+    """Each scenario with its own expectations, of the base compile and of its variants."""
+    return [
+        MutationCase(
+            c.name,
+            c.document,
+            c.expected.pinned(),
+            [(p, expected.pinned()) for p, expected in c.variants],
+        )  # fmt: skip
+        for c in tests.cases
+    ]
 
 
 def mutate(

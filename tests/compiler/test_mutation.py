@@ -24,6 +24,7 @@ from compiler.mutation import (
     mutants,
     run_mutation,
 )
+from compiler.perturb import Perturbation
 
 CONTRACT = enrolment_document().contract
 CORPUS = enrolment_document([*ENROLMENT_POOL, ABNORMAL_LAB]).candidates
@@ -207,6 +208,24 @@ def test_an_owner_expectation_that_holds_for_the_contract_kills_a_dropped_propos
     result = one("proposition_dropped:washout_complete", [clear(expected)])
     assert result["status"] == "killed" and result["killed_by"] == "expectations"
     assert result["reasons"] == ["clear: expected slot washout_complete supported, got missing"]
+
+
+@pytest.mark.parametrize(
+    ("perturbation", "expected", "reason"),
+    [(Perturbation("hide", {"candidate_id": "consent-C1"}),
+      {"slots": {"washout_complete": "supported", "consent_signed": "unknown"}},
+      "clear, hide(consent-C1): expected slot washout_complete supported, got missing"),
+     (Perturbation("contradict", {"proposition": "washout_complete"}),
+      {"slots": {"washout_complete": "contradicted"}},
+      "clear, contradict(washout_complete): cannot be run against the mistake (the contract "
+      "has no proposition 'washout_complete')")],
+    ids=["pinned", "not-runnable"],
+)  # fmt: skip
+def test_an_owner_expectation_on_a_variant_kills_too(perturbation, expected, reason):
+    case = MutationCase("clear", enrolment_document(), variants=[(perturbation, expected)])
+    result = one("proposition_dropped:washout_complete", [case])
+    assert result["killed_by"] == "expectations"
+    assert result["reasons"] == [reason]
 
 
 def test_an_expectation_the_contract_already_fails_kills_nothing():
