@@ -12,7 +12,7 @@ nothing of them.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -24,6 +24,7 @@ from compiler.perturb import REFUSED
 from contracts.models import ContractVersion, DecisionType
 
 from .fields import ResultJSONField
+from .run_state import RunProgress, RunStatus
 
 # What a slot can read in a stored result, and so what a scenario may expect of it: the
 # compiler's slot states, then `refused` (every slot of a refused compile reads so). The one
@@ -150,16 +151,8 @@ class Scenario(models.Model):
         }
 
 
-class SuiteRun(models.Model):
+class SuiteRun(RunProgress, models.Model):
     """One run: every scenario of a decision type (or one of them) against one version."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        FINISHED = "finished", "Finished"
-        FAILED = "failed", "Failed"
-
-    ACTIVE: ClassVar[frozenset[str]] = frozenset({Status.QUEUED, Status.RUNNING})
 
     decision_type = models.ForeignKey(
         DecisionType, on_delete=models.PROTECT, related_name="suite_runs"
@@ -171,7 +164,7 @@ class SuiteRun(models.Model):
     scenario = models.ForeignKey(
         Scenario, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     total = models.PositiveIntegerField(default=0)  # scenarios to compile
     done = models.PositiveIntegerField(default=0)  # scenarios compiled so far
     # What was compiled: the contract's sha256 and the weak classes substituted.
@@ -206,16 +199,6 @@ class SuiteRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.version}"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE
-
-    @property
-    def percent(self) -> int:
-        if self.status == self.Status.FINISHED:
-            return 100
-        return round(100 * self.done / self.total) if self.total else 0
 
 
 class SuiteRunChunk(models.Model):
@@ -388,3 +371,7 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker} at {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+# Defined in a module of its own; imported here so Django registers it with this app.
+from .strength_models import MutationRun  # noqa: E402, F401

@@ -309,3 +309,10 @@ class RunForm(forms.Form):
             (v.number, f"v{v.number} ({v.get_status_display().lower()})")
             for v in decision_type.versions.order_by("-number")
         ]
+
+
+class ProposalForm(forms.Form):
+    """ "Add this scenario" on the Suite strength panel: which run, which surviving mutant."""
+
+    run = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    mutant = forms.CharField(max_length=300, widget=forms.HiddenInput)
