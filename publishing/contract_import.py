@@ -41,6 +41,7 @@ from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import NOT_ALLOWED, Actor, EditConflict
+from scenarios import expectations
 from scenarios import services as scenario_services
 from scenarios.models import Corpus, Scenario
 
@@ -99,7 +100,8 @@ def _files_of(directory: Path, sub: str) -> list[Path]:
 
 
 def _scenario_file_state(scenario: ScenarioFile) -> dict[str, Any]:
-    expected = scenario.expected.model_dump(exclude_none=True)
+    # What the file checks, as an export of the scenario it would make writes it.
+    expected = expectations.normalised(scenario.expected.model_dump())
     request = {"delegation": None, "named": [], "roles": [], **scenario.request}
     request = {k: v for k, v in request.items() if v is not None}
     return {"description": scenario.description, "request": request,
@@ -243,9 +245,8 @@ def _write_suite(actor: Actor, decision_type: DecisionType, plan: ImportPlan) ->
             "purpose": request["purpose"], "entity": request["entity"],
             "decision_date": dt.date.fromisoformat(str(request["decision_date"])),
             "token_budget": request["token_budget"], "delegation": request.get("delegation"),
-            "named": request.get("named", []), "expected_slots": dict(scenario.expected.slots),
-            "expected_admitted": scenario.expected.admitted,
-            "expected_rejected": scenario.expected.rejected,
+            "named": request.get("named", []),
+            **expectations.scenario_fields(scenario.expected.model_dump()),
             "description": scenario.description,
         }  # fmt: skip
         corpus_row = corpora[scenario.corpus or ""]

@@ -321,11 +321,16 @@ def expectation_failures(
 
 
 def expectations_from(output: CompileOutput, states: Mapping[str, str]) -> dict[str, Any]:
-    """The expectations that this compile would meet exactly."""
+    """The expectations that this compile would meet exactly, every pin included (the
+    scenario's field names; `scenarios.expectations`)."""
     return {
         "expected_slots": dict(states),
         "expected_admitted": sorted(admitted_in(output)),
         "expected_rejected": sorted(rejected_ids(output)),
+        "expected_decision_ready": output.decision_ready,
+        "expected_blocking": sorted(output.blocking),
+        "expected_required": {s.proposition: s.required for s in output.slots},
+        "expected_resource_ids": {s.proposition: list(s.resource_ids) for s in output.slots},
     }
 
 

@@ -23,6 +23,7 @@ from compiler.codes import SlotState
 from compiler.perturb import REFUSED
 from contracts.models import ContractVersion, DecisionType
 
+from .expectations import PIN_FIELDS, clean_pins
 from .fields import ResultJSONField
 from .run_state import RunProgress, RunStatus
 
@@ -113,6 +114,15 @@ class Scenario(models.Model):
     # Optional: the exact admitted ids / rejected ids, or null for "not checked".
     expected_admitted = models.JSONField(null=True, blank=True)
     expected_rejected = models.JSONField(null=True, blank=True)
+    # Pins on the output's meaning (`scenarios.expectations`; the `expected:` mapping of a
+    # contract-test file): whether the decision is ready (null: not checked), exactly which
+    # propositions block it (null: not checked), each named slot's `required` flag
+    # {"proposition": true | false} and its resource ids in order {"proposition": [ids]}
+    # (a proposition left out is not checked).
+    expected_decision_ready = models.BooleanField(null=True, blank=True)
+    expected_blocking = models.JSONField(null=True, blank=True)
+    expected_required = models.JSONField(default=dict, blank=True)
+    expected_resource_ids = models.JSONField(default=dict, blank=True)
     # Owners' expectations on single perturbations: a list of
     # compiler.relations.VariantExpectation dicts ({operator, args, proposition, state}).
     variant_expectations = models.JSONField(default=list, blank=True)
@@ -135,6 +145,13 @@ class Scenario(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        # The pins' shape (a list, booleans, no duplicate); the services also check their
+        # propositions against the decision type's (`scenarios.expectations.clean_pins`).
+        pins = clean_pins({field: getattr(self, field) for field in PIN_FIELDS}, None)
+        for field, value in pins.items():
+            setattr(self, field, value)
 
     def request_document(self) -> dict[str, Any]:
         """The request as the compiler's JSON."""
@@ -275,7 +292,9 @@ class ScenarioResult(models.Model):
     # verdict summary adds up. Variants judged alike store the same value, so the summary
     # groups by it and never reads `flips`. Null on a base and a variant without verdicts.
     verdict_counts = ResultJSONField(null=True, blank=True)
-    # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
+    # [{"what": "slot"|"admitted"|"rejected"|"decision_ready"|"blocking"|"required"|
+    #   "resource_ids"|"input", "key": ..., "expected": ..., "actual": ...}]
+    # (`compiler.relations.output_failures`; rows stored before the pins hold the first three).
     expectation_failures = ResultJSONField(default=list, blank=True)
     # The base's input as the compiler serialised it (what `input_sha256` hashes): what a
     # variant is compiled again from. Null on a variant and an invalid scenario. Last in the

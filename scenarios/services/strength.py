@@ -19,7 +19,7 @@ from contracts.models import ContractVersion, DecisionType, SourceClass
 from contracts.services import Actor, audit_record
 from scenarios import compiling, tasks
 from scenarios.audit import Action
-from scenarios.expectations import pinned_fields
+from scenarios.expectations import DOCUMENT_KEYS, scenario_fields
 from scenarios.models import Corpus, MutationRun, Scenario
 
 from .base import NOT_ALLOWED, _located, can_edit
@@ -51,6 +51,9 @@ POOL_INVALID = "The proposed pool is not a valid corpus: {problems}"
 # The corpus made for a proposal whose pool is no scenario's: named for the scenario.
 PROPOSED_CORPUS_NAME = "Suite strength: {name}"
 PROPOSED_DESCRIPTION = "Proposed by suite-strength run {pk} to catch this mistake: {mistake}"
+
+# The keys of an expectation document a scenario has a field for.
+_PINNABLE = frozenset(DOCUMENT_KEYS.values())
 
 SCENARIO_NAME_LIMIT = Scenario._meta.get_field("name").max_length
 CORPUS_NAME_LIMIT = Corpus._meta.get_field("name").max_length
@@ -147,7 +150,11 @@ def proposal_add(*, actor: Actor, run: MutationRun, mutant_key: str) -> tuple[Sc
     if decision_type.scenarios.filter(name=name).exists():
         raise ValidationError({"mutant": ALREADY_ADDED.format(name=name)})
     request = _request_fields(decision_type, proposal.get("request"))
-    fields, unpinned = pinned_fields(proposal.get("expected") or {})
+    expected = proposal.get("expected") or {}
+    fields = scenario_fields(expected)
+    unpinned = sorted(
+        key for key, value in expected.items() if key not in _PINNABLE and value is not None
+    )
     description = PROPOSED_DESCRIPTION.format(pk=run.pk, mistake=mutant["description"])
     if proposal.get("description"):
         description += f"\n{proposal['description']}"
