@@ -10,6 +10,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from compiler.compiled import contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
@@ -20,6 +22,16 @@ from scenarios.models import MutationRun
 KILLED_BY = {
     "standard": "the standard perturbations",
     "expectations": "a scenario's expectations",
+}
+
+# What a proposal pins beside the slot states, in words (expectation document keys).
+PIN_WORDS = {
+    "admitted": "the exact admitted items",
+    "rejected": "the exact rejected items",
+    "decision_ready": "whether the decision is ready",
+    "blocking": "the propositions that block it",
+    "required": "which slots are required",
+    "resource_ids": "the items a slot rests on",
 }
 
 
@@ -72,10 +84,17 @@ def strength_panel(*, run: MutationRun) -> StrengthPanel | None:
             **mutant,
             "anchor": "mutant-" + _anchor(mutant["key"]),
             "killed_by_words": KILLED_BY.get(mutant.get("killed_by") or "", ""),
+            "description_html": code_spans(mutant.get("description", "")),
+            "advice_html": code_spans(mutant.get("advice", "")),
+            "reasons_html": [code_spans(reason) for reason in mutant.get("reasons", [])],
         }
         proposal = mutant.get("proposal")
         if proposal:
             shown["added"] = proposal.get("name") in scenarios
+            shown["proposal_html"] = code_spans(proposal.get("description", ""))
+            shown["pins"] = [
+                PIN_WORDS.get(key, key) for key in proposal.get("expected", {}) if key != "slots"
+            ]
         by_status.setdefault(mutant["status"], []).append(shown)
     score = report.get("score")
     return StrengthPanel(
@@ -96,6 +115,22 @@ def _contract_sha256(version: ContractVersion) -> str:
         return contract_sha256(compiled_contract(version))
     except ContractInvalid:
         return ""
+
+
+def code_spans(text: str) -> SafeString:
+    """The engine's plain words, escaped, with each `name` in backticks as code (isolated
+    with `<bdi>`: propositions and classes are the owner's names)."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: the text as it is
+        return format_html("{}", text)
+    return format_html_join(
+        "",
+        "{}",
+        (
+            (format_html("<code><bdi>{}</bdi></code>", part) if odd else part,)
+            for odd, part in ((i % 2 == 1, part) for i, part in enumerate(parts))
+        ),
+    )
 
 
 def _anchor(key: str) -> str:

@@ -529,3 +529,20 @@ def test_starting_while_a_run_is_active_or_without_scenarios_is_refused(
     refused = as_owner.post(url)
     assert refused.status_code == 422
     assert services.NO_SCENARIOS in refused.text
+
+
+@pytest.mark.parametrize(
+    ("text", "html"),
+    [
+        (
+            "if `permit_valid` became optional",
+            "if <code><bdi>permit_valid</bdi></code> became optional",
+        ),
+        ("`<b>x</b>` & y", "<code><bdi>&lt;b&gt;x&lt;/b&gt;</bdi></code> &amp; y"),
+        ("an unpaired ` stays", "an unpaired ` stays"),
+    ],
+)
+def test_the_engines_words_are_escaped_with_names_as_code(text, html):
+    from scenarios.selectors import strength
+
+    assert strength.code_spans(text) == html
