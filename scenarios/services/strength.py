@@ -113,7 +113,7 @@ def mutation_run_fail_if_stale(*, run_id: int) -> MutationRun | None:
     cutoff = timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS)
     with transaction.atomic():
         run = (
-            MutationRun.objects.select_for_update()
+            MutationRun.objects.select_for_update(of=("self",))
             .select_related("version")
             .filter(pk=run_id, status=MutationRun.Status.RUNNING, heartbeat_at__lt=cutoff)
             .first()
