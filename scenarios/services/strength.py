@@ -142,7 +142,8 @@ def proposal_add(*, actor: Actor, run: MutationRun, mutant_key: str) -> tuple[Sc
     over a corpus made from its own pool, with its expectations pinned. Returns the scenario
     and the expectation keys a scenario has no field for (left unpinned). The scenario's
     creation is audited as any other's (`scenario_create`)."""
-    decision_type = run.decision_type
+    # Locked, so two clicks at once add one scenario and refuse the other (ALREADY_ADDED).
+    decision_type = DecisionType.objects.select_for_update().get(pk=run.decision_type_id)
     if not can_edit(actor, decision_type):
         raise PermissionDenied(NOT_ALLOWED)
     mutant, proposal = _proposal(run, mutant_key)
