@@ -176,7 +176,9 @@ def test_a_pinned_decision_ready_that_fails_fails_the_run(
     run = services.run_start(actor=owner, version=port_draft)
     (failure,) = base_failures(run)
     assert (failure["what"], failure["expected"], failure["actual"]) == (
-        "decision_ready", True, False
+        "decision_ready",
+        True,
+        False,
     )
     assert run.summary["failures"] == 1
     assert expectations.failure_text(failure) == "The decision should be ready; it is not ready."
