@@ -98,7 +98,9 @@ def test_pins_typed_in_the_form_are_saved(signed_in, aurora):
     page = signed_in.get(url("scenario_detail", pk=scenario.pk)).content.decode()
     assert "Decision: not ready" in page
     assert "Blocked by exactly: <bdi><code>crew_listed</code></bdi>" in page
-    assert "<bdi><code>hull_certified</code></bdi> rests on <bdi>cert-C1</bdi>, <bdi>insp-P7</bdi>" in page
+    assert (
+        "<bdi><code>hull_certified</code></bdi> rests on <bdi>cert-C1</bdi>, <bdi>insp-P7</bdi>"
+    ) in page
 
 
 def test_the_edit_form_shows_the_pins_as_saved(signed_in, owner, port_type, aurora):
