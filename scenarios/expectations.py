@@ -242,10 +242,12 @@ def _sentence(failure: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
             "actual": _Word(STATE_WORDS.get(str(actual), str(actual))),
         }
     if what in ("admitted", "rejected"):
-        return _set_sentence(f"Exactly {{expected}} should be {what}; {what}: {{actual}}", failure)
+        should = f"should be {what}; {what}: {{actual}}"
+        return _set_sentence(f"Exactly {{expected}} {should}", f"Nothing {should}", failure)
     if what == "blocking":
+        should = "block the decision; blocking: {actual}"
         return _set_sentence(
-            "Exactly {expected} should block the decision; blocking: {actual}", failure
+            f"Exactly {{expected}} should {should}", f"Nothing should {should}", failure
         )
     if what == "decision_ready":
         should = "be ready" if expected else "not be ready"
@@ -278,9 +280,13 @@ def _sentence(failure: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     }
 
 
-def _set_sentence(lead: str, failure: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def _set_sentence(
+    lead: str, lead_if_none: str, failure: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
     expected = sorted(failure.get("expected") or ())
     actual = sorted(failure.get("actual") or ())
+    if not expected:
+        lead = lead_if_none
     values: dict[str, Any] = {"expected": expected, "actual": actual}
     details = []
     if extra := [i for i in actual if i not in expected]:

@@ -87,8 +87,8 @@ def failure_text(name: str, failure: Mapping[str, Any], *, newly: bool) -> str:
 
 def _ready_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
     expected = "ready" if failure["expected"] else "not ready"
-    actual = "ready" if failure["actual"] else "not ready"
-    tail = f", it would be {actual}" if newly else ""
+    actual = "be ready" if failure["actual"] else "not be ready"
+    tail = f" (it would {actual})" if newly else ""
     return f"{lead} its expectation that the decision is {expected}{tail}."
 
 
@@ -96,7 +96,7 @@ def _required_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
     expected = "required" if failure["expected"] else "optional"
     actual = failure["actual"]
     now = ("required" if actual else "optional") if isinstance(actual, bool) else "missing"
-    tail = f", it would be {now}" if newly else ""
+    tail = f" (it would be {now})" if newly else ""
     return f"{lead} its expectation that '{failure['key']}' is {expected}{tail}."
 
 

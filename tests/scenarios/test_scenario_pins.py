@@ -294,3 +294,42 @@ def test_a_failure_of_a_row_stored_before_the_pins_still_reads(owner):
         "The compiler cannot read the scenario: 'request.token_budget': Input should be "
         "greater than or equal to 0.",
     ]
+
+
+def test_the_impact_report_says_each_failing_pin_in_words(
+    owner, port_type, port_draft, no_manifest
+):
+    """Without a published version every failure of the draft is new; the pins' read as
+    sentences, and one about a proposition counts in its row."""
+    from publishing.impact import impact_report
+
+    create(
+        owner, port_type, no_manifest,
+        expected_decision_ready=True,
+        expected_blocking=[],
+        expected_required={"crew_listed": False},
+        expected_resource_ids={"hull_certified": ["insp-P7"]},
+    )  # fmt: skip
+    report = impact_report(port_draft).document
+    (entry,) = report["scenarios"]
+    assert [f["text"] for f in entry["newly_failing"]] == [
+        "'berth' no longer meets its expectation that the decision is ready (it would not be "
+        "ready).",
+        "'berth' no longer meets its expectation of exactly which propositions block the "
+        "decision ('crew_listed' would block it too).",
+        "'berth' no longer meets its expectation that 'crew_listed' is optional (it would be "
+        "required).",
+        "'berth' no longer meets its expectation that 'hull_certified' rests on 'insp-P7', in "
+        "order (it would rest on 'cert-C1' and 'insp-P7').",
+    ]
+    rows = {row["proposition"]: row["newly_failing"] for row in report["propositions"]}
+    assert rows == {"hull_certified": 1, "crew_listed": 1, "inspection_clear": 0}
+
+
+def test_a_pin_that_nothing_blocks_reads_so(owner, port_type, port_draft, no_manifest):
+    create(owner, port_type, no_manifest, expected_blocking=[])
+    run = services.run_start(actor=owner, version=port_draft)
+    (failure,) = base_failures(run)
+    assert expectations.failure_text(failure) == (
+        "Nothing should block the decision; blocking: 'crew_listed' ('crew_listed' not expected)."
+    )

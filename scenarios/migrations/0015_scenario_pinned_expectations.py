@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('scenarios', '0013_result_json_unchecked'),
+        ('scenarios', '0014_suiterun_catalogue'),
     ]
 
     operations = [

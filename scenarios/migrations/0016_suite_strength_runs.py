@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('contracts', '0009_stored_impact_report_heartbeat'),
-        ('scenarios', '0014_scenario_pinned_expectations'),
+        ('scenarios', '0015_scenario_pinned_expectations'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
