@@ -10,17 +10,20 @@ keeps it so).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from compiler.mutation import MutationCase, run_mutation
 from django.conf import settings
 from django.utils import timezone
 
 from compiler import InvalidInput
 from compiler.compiled import contract_sha256
 from compiler.models import Contract
+from compiler.mutation import MutationCase, run_mutation
+from compiler.perturb import Perturbation
+from compiler.relations import VariantExpectation
 from contracts.documents import compiled_contract
 from contracts.services import audit_record
 
@@ -122,8 +125,28 @@ def _cases(run: MutationRun, contract: Contract) -> tuple[list[Any], list[dict[s
         except InvalidInput as exc:
             skipped.append({"name": scenario.name, "error": str(exc)})
             continue
-        cases.append(MutationCase(scenario.name, document, expected_document(scenario)))
+        cases.append(
+            MutationCase(
+                scenario.name,
+                document,
+                expected_document(scenario),
+                variants=variant_expectations(scenario),
+            )
+        )
     return cases, skipped
+
+
+def variant_expectations(scenario: Scenario) -> list[tuple[Perturbation, dict[str, Any]]]:
+    """The owner's expectations on single perturbations of the scenario as the engine takes
+    them: each perturbation once, with the slot states expected under it."""
+    by_perturbation: dict[str, tuple[Perturbation, dict[str, Any]]] = {}
+    for item in scenario.variant_expectations:
+        expectation = VariantExpectation.model_validate(item)
+        perturbation = expectation.perturbation
+        key = json.dumps([perturbation.operator, perturbation.args], sort_keys=True)
+        _, expected = by_perturbation.setdefault(key, (perturbation, {"slots": {}}))
+        expected["slots"][expectation.proposition] = expectation.state
+    return list(by_perturbation.values())
 
 
 class _Progress:

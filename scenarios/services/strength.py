@@ -15,7 +15,7 @@ from django.utils import timezone
 from pydantic import ValidationError as PydanticValidationError
 
 from compiler.models import Request
-from contracts.models import ContractVersion, DecisionType, SourceClass
+from contracts.models import ContractVersion, DecisionType
 from contracts.services import Actor, audit_record
 from scenarios import compiling, tasks
 from scenarios.audit import Action
@@ -24,7 +24,7 @@ from scenarios.models import Corpus, MutationRun, Scenario
 
 from .base import NOT_ALLOWED, _located, can_edit
 from .corpora import corpus_import
-from .runs import NO_SCENARIOS, weak_classes
+from .runs import NO_SCENARIOS, catalogue_tiers, weak_classes
 from .scenarios import scenario_create
 
 # Messages tests assert on.
@@ -59,11 +59,6 @@ SCENARIO_NAME_LIMIT = Scenario._meta.get_field("name").max_length
 CORPUS_NAME_LIMIT = Corpus._meta.get_field("name").max_length
 
 
-def catalogue() -> dict[str, int]:
-    """The catalogue as the mutation engine reads it: class key -> authority tier."""
-    return dict(SourceClass.objects.order_by("key").values_list("key", "authority_tier"))
-
-
 @transaction.atomic
 def mutation_run_start(*, actor: Actor, version: ContractVersion) -> MutationRun:
     """Queue a suite-strength run of `version` for the worker (owners only; one at a time per
@@ -89,7 +84,7 @@ def mutation_run_start(*, actor: Actor, version: ContractVersion) -> MutationRun
         decision_type=decision_type,
         version=version,
         started_by=actor,
-        catalogue=catalogue(),
+        catalogue=catalogue_tiers(),
         weak_classes=weak_classes(),
     )
     audit_record(

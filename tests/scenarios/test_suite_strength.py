@@ -191,6 +191,33 @@ def test_the_worker_runs_the_engine_on_the_scenarios_and_stores_its_report(engin
     assert actions(version) == ["strength.finished", "strength.started"]
 
 
+def test_the_owners_expectations_on_perturbations_go_to_the_engine_by_perturbation(
+    engine, owner, version, occupancy
+):
+    from compiler.perturb import Perturbation
+
+    hide = {"operator": "hide", "args": {"candidate_id": "PERMIT-CITY-7"}}
+    later = {"operator": "shift_days", "args": {"days": 400}}
+    Scenario.objects.filter(name=domain.SCENARIO).update(
+        variant_expectations=[
+            hide | {"proposition": "permit_valid", "state": "supported"},
+            later | {"proposition": "permit_valid", "state": "unknown"},
+            hide | {"proposition": "inspection_passed", "state": "supported"},
+        ]
+    )
+
+    services.mutation_run_start(actor=owner, version=version)
+
+    (case,) = engine.calls[0]["cases"]
+    assert list(case.variants) == [
+        (
+            Perturbation("hide", {"candidate_id": "PERMIT-CITY-7"}),
+            {"slots": {"permit_valid": "supported", "inspection_passed": "supported"}},
+        ),
+        (Perturbation("shift_days", {"days": 400}), {"slots": {"permit_valid": "unknown"}}),
+    ]
+
+
 def test_progress_is_on_the_row_while_the_engine_works(engine, owner, version):
     seen = []
 
