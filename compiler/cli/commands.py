@@ -119,7 +119,13 @@ def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from compiler.contract_tests import junit_xml, load_tests, run_tests, summary_text
+    from compiler.contract_tests import (
+        InvalidTestFiles,
+        junit_xml,
+        load_tests,
+        run_tests,
+        summary_text,
+    )
 
     keys = None
     if args.public_key:
@@ -130,6 +136,8 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except KeyLoadError as exc:
             raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
     tests = load_tests(args.path, keys)
+    if tests.outside_catalogue:
+        raise InvalidTestFiles(list(tests.outside_catalogue))
     report = run_tests(tests)
     if args.mutate or args.min_score is not None:
         return _test_mutation(args, tests, report, out, err)

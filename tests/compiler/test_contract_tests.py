@@ -292,6 +292,11 @@ def test_an_accepted_class_outside_the_directorys_catalogue_is_an_error(pharmacy
         "contract.yaml: contract.propositions[1].accepted_classes[1]: proposition "
         "'allergy_clear' accepts 'ai_summary', which is not in the source-class catalogue"
     ) in err
+    # loading reports it without refusing (the workbench's importer checks its own catalogue)
+    from compiler.contract_tests import load_tests
+
+    (problem,) = load_tests(pharmacy).outside_catalogue
+    assert problem["loc"] == ["contract", "propositions", 1, "accepted_classes", 1]
     # without a catalogue there is nothing to check against
     edit(pharmacy / "contract.yaml", lambda data: data.update(source_classes=[]))
     assert run(pharmacy)[0] == 0
