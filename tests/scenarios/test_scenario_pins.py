@@ -333,3 +333,23 @@ def test_a_pin_that_nothing_blocks_reads_so(owner, port_type, port_draft, no_man
     assert expectations.failure_text(failure) == (
         "Nothing should block the decision; blocking: 'crew_listed' ('crew_listed' not expected)."
     )
+
+
+def test_an_expected_document_makes_a_scenario_that_gives_it_back(owner, port_type, aurora):
+    """The `expected:` mapping (a file's, or a mutation proposal's) as `scenario_create`'s
+    keyword arguments, and back: what is not checked stays out."""
+    document = {
+        "slots": {"hull_certified": "supported", "crew_listed": "supported"},
+        "admitted": ["cert-C1", "insp-P7", "manifest-M2"],
+        "decision_ready": True,
+        "blocking": [],
+        "required": {"crew_listed": True},
+        "resource_ids": {"hull_certified": ["cert-C1", "insp-P7"]},
+    }
+    fields = port.request_fields() | expectations.scenario_fields(document)
+    scenario = services.scenario_create(
+        actor=owner, decision_type=port_type, corpus=aurora, name="from a proposal", **fields
+    )
+    scenario.refresh_from_db()
+    assert expectations.expected_document(scenario) == document
+    assert "rejected" not in expectations.expected_document(scenario)
