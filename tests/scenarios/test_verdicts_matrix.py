@@ -120,9 +120,10 @@ def test_an_expectation_on_one_perturbation_that_fails_is_reported(client, owner
     assert run.summary["failures"] >= 1
     client.force_login(owner)
     page = client.get(reverse("scenarios:run_detail", args=[draft.decision_type.key, run.pk]))
-    assert "shift_days(+1): continuation_rule expected contradicted, got supported" in (
-        page.content.decode()
-    )
+    assert (
+        "Under <bdi>shift_days(+1)</bdi>: <bdi>continuation_rule</bdi> should be contradicted "
+        "(its sources disagree); it is supported."
+    ) in page.content.decode()
 
 
 def test_an_expectation_naming_an_unknown_operator_is_refused(owner, scenario):
