@@ -112,14 +112,18 @@ def taken(scenario: Any, result: Mapping[str, Any]) -> dict[str, Any]:
     """The scenario's expectations once a compile's (`compiling.expectations_from`) are
     taken as expected: every slot state; each other check only where the scenario already
     makes it (an id set, decision_ready, the blocking set, a slot's `required` or resource
-    ids), so taking a result never adds a check nobody asked for."""
+    ids), so taking a result never adds a check nobody asked for. A check `result` does not
+    speak of is kept as it is."""
     after: dict[str, Any] = {"expected_slots": dict(result["expected_slots"])}
     for field in ("expected_admitted", "expected_rejected", "expected_decision_ready",
                   "expected_blocking"):  # fmt: skip
-        after[field] = _copy(result[field]) if getattr(scenario, field) is not None else None
+        current = getattr(scenario, field)
+        after[field] = current if current is None else _copy(result.get(field, current))
     for field in ("expected_required", "expected_resource_ids"):
-        now = result[field]
-        after[field] = {k: _copy(now[k]) for k in getattr(scenario, field) or {} if k in now}
+        current, now = getattr(scenario, field) or {}, result.get(field)
+        after[field] = (
+            dict(current) if now is None else {k: _copy(now[k]) for k in current if k in now}
+        )
     return after
 
 
