@@ -95,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="CLASS=TIER",
-        help="a class's authority tier, named in corpus findings (repeatable)",
+        help="a class's authority tier: 1 (system_of_record) to 4 (informal); the contract "
+        "probes judge precedence and promotion by it (repeatable)",
     )
     sweep.add_argument(
         "--expectations",
@@ -142,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--json", action="store_true", help="print the report as JSON")
     test.add_argument("--public-key", help="verify a bundle with this key set first")
     _baseline_options(test)
+    _mutation_options(test)
     test.set_defaults(handler="test")
     return parser
 
@@ -157,6 +159,21 @@ def _baseline_options(test: argparse.ArgumentParser) -> None:
         "--fail-on-widening",
         action="store_true",
         help="with --baseline: exit 1 when there is any widening (default: listed only)",
+    )
+
+
+def _mutation_options(test: argparse.ArgumentParser) -> None:
+    test.add_argument(
+        "--mutate",
+        action="store_true",
+        help="also apply every mistake kind to the contract and report which the scenarios "
+        "notice (mutation testing)",
+    )
+    test.add_argument(
+        "--min-score",
+        type=float,
+        metavar="N",
+        help="with --mutate: exit 1 when the mutation score is below N (0.8 or 80 for 80%%)",
     )
 
 

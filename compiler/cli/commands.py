@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from compiler.codes import authority_tier
 from compiler.errors import InvalidInput
 
 from . import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
@@ -27,12 +28,16 @@ def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from compiler.perturb import sweep
     from compiler.relations import VariantExpectation
 
-    tiers = {}
+    tiers, catalogue = {}, {}
     for given in args.tier:
         cls, _, tier = given.partition("=")
         if not cls or not tier:
             raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}' is not CLASS=TIER"}])
         tiers[cls] = tier
+        try:
+            catalogue[cls] = authority_tier(int(tier) if tier.isdigit() else tier)
+        except ValueError as exc:
+            raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}': {exc}"}]) from None
     expectations: list[VariantExpectation] = []
     if args.expectations:
         try:
@@ -44,8 +49,9 @@ def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 [{"loc": ["--expectations", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
             ) from None
     report = sweep(
-        _load(args.input), weak_classes=args.weak_class, expectations=expectations, tiers=tiers
-    )
+        _load(args.input), weak_classes=args.weak_class, expectations=expectations, tiers=tiers,
+        catalogue=catalogue,
+    )  # fmt: skip
     if args.json:
         _write(out, report)
     else:
@@ -102,7 +108,13 @@ def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from compiler.contract_tests import junit_xml, load_tests, run_tests, summary_text
+    from compiler.contract_tests import (
+        InvalidTestFiles,
+        junit_xml,
+        load_tests,
+        run_tests,
+        summary_text,
+    )
 
     keys = None
     if args.public_key:
@@ -113,8 +125,12 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except KeyLoadError as exc:
             raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
     tests = load_tests(args.path, keys)
+    if tests.outside_catalogue:
+        raise InvalidTestFiles(list(tests.outside_catalogue))
     widenings = _widenings(args, tests, keys)
     report = run_tests(tests)
+    if args.mutate or args.min_score is not None:
+        return _test_mutation(args, tests, report, out, err, widenings)
     if args.junit_xml:
         _write_file(args.junit_xml, "--junit-xml", junit_xml(report, widenings))
     passed = report.passed and not (widenings and widenings.failed)
@@ -140,6 +156,60 @@ def _widenings(args: argparse.Namespace, tests: Any, keys: Any) -> Any:
     from compiler.contract_tests import baseline_widenings
 
     return baseline_widenings(tests, args.baseline, keys, fail_on_widening=args.fail_on_widening)
+
+
+def _test_mutation(args: argparse.Namespace, tests: Any, report: Any, out: TextIO,
+                   err: TextIO, widenings: Any = None) -> int:  # fmt: skip
+    """`test --mutate`: the test run, then mutation testing over its scenarios; exit 1 when
+    the run fails or the score is below `--min-score` (or, with `--baseline` and
+    `--fail-on-widening`, there is a widening)."""
+    from compiler.contract_tests import (
+        mutate,
+        mutation_junit_xml,
+        mutation_text,
+        score_text,
+        summary_text,
+    )
+
+    minimum = _min_score(args)
+    interactive = err.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if interactive:
+            end = "\n" if done == total else ""
+            print(f"\rmutation testing: {done} of {total} mutants", end=end, file=err, flush=True)
+
+    mutation = mutate(tests, progress)
+    below = minimum is not None and mutation.score is not None and mutation.score < minimum
+    if args.junit_xml:
+        _write_file(args.junit_xml, "--junit-xml", mutation_junit_xml(report, mutation))
+    widened = widenings is not None and widenings.failed
+    if args.json:
+        document = {**report.to_json(), "mutation": mutation.to_json()}
+        if widenings is not None:
+            document.update(passed=report.passed and not widened, baseline=widenings.to_json())
+        _write(out, document)
+    else:
+        print(summary_text(report), file=out)
+        if widenings is not None:
+            print(widenings.summary_text(), file=out)
+        print(f"\n{mutation_text(mutation)}", file=out)
+        if below:
+            print(f"FAILED: {score_text(mutation)}, below the minimum {minimum:.0%}", file=out)
+    return EXIT_OK if report.passed and not below and not widened else EXIT_REFUSED
+
+
+def _min_score(args: argparse.Namespace) -> float | None:
+    """`--min-score` as a fraction: 0.8 and 80 both mean 80%."""
+    if args.min_score is None:
+        return None
+    if not args.mutate:
+        raise InvalidInput([{"loc": ["--min-score"], "msg": "needs --mutate"}])
+    value = args.min_score
+    if not 0 <= value <= 100:
+        message = f"{value:g} is not a score: give a fraction (0.8) or a percentage (80)"
+        raise InvalidInput([{"loc": ["--min-score"], "msg": message}])
+    return value / 100 if value > 1 else value
 
 
 def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

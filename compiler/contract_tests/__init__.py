@@ -14,7 +14,10 @@ Each file may be `.yaml`/`.yml` (needs PyYAML: `pip install 'evidence-compiler[y
 
 `run_tests` compiles every scenario, checks its expectations, runs the standard perturbation
 suite (`compiler.perturb.standard_suite`) plus the perturbations a scenario names, and judges
-each variant in one place (`judge_variant`). Exit codes: 0 every expectation holds, 1 a
+each variant in one place (`judge_variant`). `mutate` runs mutation testing
+(`compiler.mutation`) over the same scenarios, for `test --mutate`.
+
+Exit codes: 0 every expectation holds, 1 a
 failure, 2 invalid files (every problem listed with its file and location). JUnit XML has one
 testsuite per scenario and one testcase per expectation and per perturbation.
 
@@ -24,8 +27,8 @@ an older one read from a bundle, a test directory or a contract file (`load_base
 Reads files (the CLI layer), never the network or a clock.
 
 The package keeps one concern per module: `files` (the file format), `loading`, `running`,
-`reporting` and `baseline`. Everything public is importable from `compiler.contract_tests`
-itself, as it was when this was one module.
+`reporting`, `baseline` and `mutation`. Everything public is importable from
+`compiler.contract_tests` itself, as it was when this was one module.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from .loading import (  # noqa: F401
     load_tests,
     read_document,
 )
+from .mutation import mutate, mutation_cases, mutation_junit_xml, mutation_text, score_text
 from .reporting import junit_xml, summary_text
 from .running import (  # noqa: F401
     Check,
@@ -78,6 +82,11 @@ __all__ = [
     "junit_xml",
     "load_baseline",
     "load_tests",
+    "mutate",
+    "mutation_cases",
+    "mutation_junit_xml",
+    "mutation_text",
+    "score_text",
     "run_tests",
     "summary_text",
     "file_schemas",

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from compiler.codes import authority_tier
 from compiler.models import Contract
 
 FORMAT = "evidence-compiler.tests/1"
@@ -27,11 +28,20 @@ class _File(BaseModel):
 class Expected(_File):
     """What a compile must give: each named proposition's state (`refused` for every slot
     of a compile that must be refused), and optionally exactly which ids are admitted and
-    rejected."""
+    rejected, whether the decision is ready, exactly which propositions block it, and for
+    named slots their `required` flag and the ids they rest on, in order."""
 
     slots: dict[str, ExpectedState]
     admitted: list[str] | None = None
     rejected: list[str] | None = None
+    decision_ready: bool | None = None
+    blocking: list[str] | None = None
+    required: dict[str, bool] | None = None
+    resource_ids: dict[str, list[str]] | None = None
+
+    def pinned(self) -> dict[str, Any]:
+        """The expectation as `compiler.relations.output_failures` reads it."""
+        return self.model_dump(exclude_none=True)
 
 
 class PerturbationSpec(_File):
@@ -79,6 +89,9 @@ class CorpusFile(_File):
     candidates: list[dict[str, Any]]
 
 
+# The catalogue's authority tiers by name, 1 the most authoritative.
+
+
 class SourceClassEntry(_File):
     key: str
     label: str = ""
@@ -86,10 +99,22 @@ class SourceClassEntry(_File):
     authority_tier: int | str = 1
     weak: bool = False
 
+    @field_validator("authority_tier")
+    @classmethod
+    def _known_tier(cls, value: int | str) -> int | str:
+        authority_tier(value)
+        return value
+
+    @property
+    def tier(self) -> int:
+        return authority_tier(self.authority_tier)
+
 
 class ContractFile(_File):
     """`contract.yaml`: the contract under test, and the catalogue's classes (the weak ones
-    are substituted first by the perturbations)."""
+    are substituted first by the perturbations; with the others and their authority tiers
+    they are what the contract probes judge by, and every class the contract accepts must be
+    one of them)."""
 
     format: Literal["evidence-compiler.tests/1"]
     contract: Contract

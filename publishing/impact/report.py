@@ -91,7 +91,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     """The report for `version` against the published contract; `ContractInvalid` if the
     version itself is not a valid contract."""
     from scenarios.models import Scenario
-    from scenarios.services import weak_classes
+    from scenarios.services import catalogue_tiers, weak_classes
 
     draft = compiled_contract(version)
     draft_json = draft.model_dump(mode="json")
@@ -107,6 +107,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     )
     corpora, corpus_hashes = _corpora({s.corpus_id for s in scenarios})
     weak = weak_classes()
+    tiers = catalogue_tiers()
     contract_hashes = {
         "draft": _hash(draft_json),
         "published": _hash(published_json) if published_json is not None else "",
@@ -119,6 +120,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
             corpora[s.corpus_id],
             weak,
             hashes={**contract_hashes, "corpus": corpus_hashes[s.corpus_id]},
+            catalogue=tiers,
         )
         for s in scenarios
     ]
@@ -299,7 +301,8 @@ def _per_proposition(
             if flip["proposition"] in rows:
                 rows[flip["proposition"]]["flips"] += 1
         for failure in entry["newly_failing"]:
-            if failure["what"] == "slot" and failure["key"] in rows:
+            # The failures about one proposition: its state, `required` or resource ids.
+            if failure["what"] in ("slot", "required", "resource_ids") and failure["key"] in rows:
                 rows[failure["key"]]["newly_failing"] += 1
     return list(rows.values())
 

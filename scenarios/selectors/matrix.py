@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Subquery
+from django.utils.safestring import SafeString
 
 from contracts.documents import contract_document
+from scenarios.expectations import failure_html
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun
 from scenarios.run_groups import state_groups
 
@@ -62,6 +64,11 @@ class MatrixRow:
     @property
     def flipped(self) -> int:
         return sum(c.flipped for c in self.cells)
+
+    @property
+    def failure_messages(self) -> list[SafeString]:
+        """The failures the cells do not show, in plain words (escaped, names in `<bdi>`)."""
+        return [failure_html(f) for f in self.other_failures]
 
     @property
     def verdict(self) -> str:

@@ -276,3 +276,18 @@ def test_python_m_compiler_takes_the_same_options(tests_dir: Path, tmp_path: Pat
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "3 widening(s)" in done.stdout
+
+
+def test_with_mutate_the_widenings_are_still_listed_and_can_fail(
+    tests_dir: Path, tmp_path: Path
+) -> None:
+    baseline = tmp_path / "old.json"
+    baseline.write_text(json.dumps(OLD))
+    code, out, _ = run(tests_dir, "--baseline", baseline, "--mutate", "--json")
+    report = json.loads(out)
+    assert "mutation" in report
+    assert [w["id"] for w in report["baseline"]["widenings"]] == EXPECTED_IDS
+    assert code == 0 and report["passed"] is True  # listed, not failing
+    code, out, _ = run(tests_dir, "--baseline", baseline, "--mutate", "--fail-on-widening")
+    assert code == 1
+    assert "FAIL purpose_added:spend_analytics" in out
