@@ -65,8 +65,8 @@ UNJUSTIFIED_VIOLATIONS = (
     "report (one justification covers every scenario it touches), or changes the contract."
 )
 WIDENINGS_NOT_ACKNOWLEDGED = (
-    "Approving version {number} needs each widening acknowledged: the version admits what the "
-    "published one did not. Not acknowledged: {items}."
+    "Approving version {number} needs each widening acknowledged: the version accepts or "
+    "admits more than the published one did. Not acknowledged: {items}."
 )
 NOT_A_VIOLATION = (
     "The impact report of version {number} has no violation of the cause {operator}, "
