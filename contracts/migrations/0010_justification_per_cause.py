@@ -149,7 +149,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="violationjustification",
             name="cause",
-            field=models.CharField(blank=True, default="", max_length=300),
+            field=models.CharField(blank=True, default="", max_length=1000),
             preserve_default=False,
         ),
         migrations.AlterField(

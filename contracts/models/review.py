@@ -133,7 +133,7 @@ class ViolationJustification(models.Model):
     )
     operator = models.CharField(max_length=64)
     proposition = models.CharField(max_length=200, blank=True)
-    cause = models.CharField(max_length=300, blank=True)
+    cause = models.CharField(max_length=1000, blank=True)
     text = models.TextField()
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -32,7 +32,7 @@ class JustifyForm(forms.Form):
 
     operator = forms.CharField(max_length=64)
     proposition = forms.CharField(max_length=200, required=False)
-    cause = forms.CharField(max_length=300, required=False)
+    cause = forms.CharField(max_length=1000, required=False)
     text = forms.CharField(max_length=4000)
 
 
