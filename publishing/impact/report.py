@@ -10,6 +10,7 @@ from typing import Any
 from compiler import COMPILER_VERSION, contract_widenings
 from compiler.canonical import sha256_hex
 from compiler.models import Contract
+from compiler.perturb import PROBE_OPERATORS
 from compiler.relations import RELATIONS
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
@@ -236,10 +237,14 @@ def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[st
 
 def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each item some compile under the version admits that the same compile under the
-    published version did not, with every (scenario, perturbation) where it does."""
+    published version did not, with every (scenario, perturbation) where it does. The
+    contract probes' compiles are left out: their items are made up to question the contract
+    (`PROBE_OPERATORS`), and what they reveal is the contract's own widenings and verdicts."""
     where: dict[str, list[dict[str, str]]] = {}
     for entry in entries:
         for change in entry["admitted_changes"]:
+            if change.get("operator") in PROBE_OPERATORS:
+                continue
             for item in change["added"]:
                 where.setdefault(item, []).append(
                     {"scenario": entry["name"], "perturbation": change["perturbation"]}

@@ -169,6 +169,7 @@ def _admitted_changes(
             changes.append(
                 {
                     "perturbation": perturbation,
+                    "operator": outcome.operator,
                     "added": added,
                     "removed": removed,
                     "text": admitted_text(name, perturbation, added, removed),

@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from test_review_views import signed_form  # the review pages' helper
 
+from compiler.perturb import PROBE_OPERATORS
 from contracts.models import Approval, AuditEvent, ContractVersion, ViolationJustification
 from publishing import demo as publishing_demo
 from publishing import review
@@ -85,6 +86,10 @@ def test_version_2_report_leads_with_one_cause_the_weak_promotion_on_waiver_vali
     }  # fmt: skip
     assert [w["source"] for w in report.widenings[1:]] == ["items"] * (len(report.widenings) - 1)
     assert "rm-note-N7" in report.widening_ids
+    # The contract probes' made-up items are not among them: what those probes reveal is the
+    # contract's widening above.
+    places = [p["perturbation"] for w in report.widenings[1:] for p in w["where"]]
+    assert places and not [p for p in places if p.split("(")[0] in PROBE_OPERATORS]
     assert "1 change(s) to the contract and" in report.headline[1]
     row = next(r for r in report.propositions if r["proposition"] == "waiver_valid")
     assert row["violations"] == cause["count"] == report.summary["violations"]
