@@ -211,6 +211,7 @@ def sweep_scenario(
     *,
     keep_models: bool = True,
     expectations: Sequence[Any] = (),
+    catalogue: Mapping[str, int] | None = None,
 ) -> Sweep:
     """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed.
 
@@ -251,6 +252,7 @@ def sweep_scenario(
         weak_classes=weak_classes,
         compile_fn=timed,
         expectations=[VariantExpectation.model_validate(e) for e in expectations],
+        catalogue=catalogue,
     )
     (base_in, base_out, base_ms, base_result, base_plan, base_json), *variants = seen
     assert base_out is not None

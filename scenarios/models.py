@@ -177,6 +177,8 @@ class SuiteRun(models.Model):
     # What was compiled: the contract's sha256 and the weak classes substituted.
     contract_sha256 = models.CharField(max_length=64, blank=True)
     weak_classes = models.JSONField(default=list, blank=True)
+    # The catalogue's authority tiers (class key -> tier) the contract probes judged by.
+    catalogue = models.JSONField(default=dict, blank=True)
     # Totals once finished: scenarios, perturbations, compiles, failures, flips, seconds.
     summary = models.JSONField(default=dict, blank=True)
     # A finished run's rows grouped as its pages add them up (scenarios.run_groups), stored

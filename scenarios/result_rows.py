@@ -80,7 +80,7 @@ def _scenario_rows(
         # A scenario the compiler cannot read fails its expectations; it has no perturbations.
         return [common | _invalid_row(exc, position)]
     swept = compiling.sweep_scenario(
-        document, run.weak_classes, keep_models=False,
+        document, run.weak_classes, keep_models=False, catalogue=run.catalogue,
         expectations=scenario.variant_expectations,
     )  # fmt: skip
     base = swept.base

@@ -94,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="CLASS=TIER",
-        help="a class's authority tier, named in corpus findings (repeatable)",
+        help="a class's authority tier: 1 (system_of_record) to 4 (informal); the contract "
+        "probes judge precedence and promotion by it (repeatable)",
     )
     sweep.add_argument(
         "--expectations",

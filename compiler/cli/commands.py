@@ -20,6 +20,15 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+TIER_NUMBERS = {
+    "system_of_record": 1,
+    "approved_instrument": 2,
+    "controlled_document": 3,
+    "informal": 4,
+}
+"""The catalogue's authority tiers by name (`--tier CLASS=informal` is `--tier CLASS=4`)."""
+
+
 def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The sweep with its verdicts; exit 1 on any violation or failed expectation."""
     from pydantic import TypeAdapter, ValidationError
@@ -27,12 +36,19 @@ def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from compiler.perturb import sweep
     from compiler.relations import VariantExpectation
 
-    tiers = {}
+    tiers, catalogue = {}, {}
     for given in args.tier:
         cls, _, tier = given.partition("=")
         if not cls or not tier:
             raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}' is not CLASS=TIER"}])
         tiers[cls] = tier
+        number = TIER_NUMBERS.get(tier, tier)
+        if not (isinstance(number, int) or number.isdigit()):
+            raise InvalidInput([{"loc": ["--tier"], "msg": (
+                f"'{given}': the tier is a number (1 the most authoritative) or one of "
+                f"{', '.join(TIER_NUMBERS)}"
+            )}])  # fmt: skip
+        catalogue[cls] = int(number)
     expectations: list[VariantExpectation] = []
     if args.expectations:
         try:
@@ -44,8 +60,9 @@ def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 [{"loc": ["--expectations", *e["loc"]], "msg": e["msg"]} for e in exc.errors()]
             ) from None
     report = sweep(
-        _load(args.input), weak_classes=args.weak_class, expectations=expectations, tiers=tiers
-    )
+        _load(args.input), weak_classes=args.weak_class, expectations=expectations, tiers=tiers,
+        catalogue=catalogue,
+    )  # fmt: skip
     if args.json:
         _write(out, report)
     else:

@@ -19,6 +19,17 @@ Each operator changes one predicate and nothing else, so a flipped slot names it
 | swap_entity         | the same request about another entity                          |
 | replay_expiry       | the decision date moved to the day after the plan's valid_until |
 
+and the contract probes (`probes`), which ask what the contract itself says:
+
+| operator            | what changes                                                   |
+| ------------------- | -------------------------------------------------------------- |
+| precedence          | one supporter of each accepted class, later classes more relevant |
+| swap_purpose        | the request's purpose                                          |
+| promote_classes     | per proposition, an item of each listed class claiming approval |
+| contradict_classes  | per proposition, a contradiction of one named class            |
+| remove_support      | every item supporting a proposition is removed                 |
+| crowd               | duplicates and low-relevance copies of the supporters are added |
+
 Items the operators add carry ids that say so (`contaminant-…`, `contradiction-…`,
 `weak-promotion:…`, `look-alike:…`). What each operator must and must not change is stated,
 and judged, in `compiler.relations`.
@@ -36,6 +47,7 @@ from __future__ import annotations
 from compiler.codes import Requirement
 
 from .arguments import (  # noqa: F401
+    OPERATORS,
     ContaminateArgs,
     ContradictArgs,
     ContradictFirstArgs,
@@ -65,7 +77,6 @@ from .operators import (  # noqa: F401
     CONTAMINANT_PREFIX,
     LOOK_ALIKE_KINDS,
     LOOK_ALIKE_PREFIX,
-    OPERATORS,
     WEAK_PROMOTION_PREFIX,
     contaminate,
     contradict,
@@ -80,6 +91,19 @@ from .operators import (  # noqa: F401
     supersede,
     swap_entity,
     swap_principal,
+)
+from .probes import (  # noqa: F401
+    CONTRADICTION_PREFIX,
+    CROWD_PREFIX,
+    LOW_RELEVANCE,
+    PRECEDENCE_PREFIX,
+    PROMOTION_PREFIX,
+    contradict_classes,
+    crowd,
+    precedence,
+    promote_classes,
+    remove_support,
+    swap_purpose,
 )
 from .suite import (  # noqa: F401
     CONTAMINATION_SIZE,

@@ -13,7 +13,26 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from compiler.models import CompileInput
 
-from .operators import OPERATORS
+from .operators import CORE_OPERATORS
+from .probes import (
+    contradict_classes,
+    crowd,
+    precedence,
+    promote_classes,
+    remove_support,
+    swap_purpose,
+)
+
+OPERATORS: dict[str, Any] = {
+    **CORE_OPERATORS,
+    "precedence": precedence,
+    "swap_purpose": swap_purpose,
+    "promote_classes": promote_classes,
+    "contradict_classes": contradict_classes,
+    "remove_support": remove_support,
+    "crowd": crowd,
+}
+"""Every operator by name: the corpus and request operators, then the contract probes."""
 
 Name = Annotated[str, Field(min_length=1, strict=True)]
 
@@ -91,6 +110,33 @@ class ReplayExpiryArgs(_Arguments):
     valid_until: Annotated[dt.date, Field(strict=False)]
 
 
+class PrecedenceArgs(_Arguments):
+    operator: Literal["precedence"]
+
+
+class SwapPurposeArgs(_Arguments):
+    operator: Literal["swap_purpose"]
+    purpose: Name
+
+
+class PromoteClassesArgs(_Arguments):
+    operator: Literal["promote_classes"]
+    classes: list[Name] = Field(min_length=1)
+
+
+class ContradictClassesArgs(_Arguments):
+    operator: Literal["contradict_classes"]
+    classes: dict[Name, Name] = Field(min_length=1)  # proposition -> the contradicting class
+
+
+class RemoveSupportArgs(_Arguments):
+    operator: Literal["remove_support"]
+
+
+class CrowdArgs(_Arguments):
+    operator: Literal["crowd"]
+
+
 PerturbationArgs = Annotated[
     SwapPrincipalArgs
     | ShiftDaysArgs
@@ -104,7 +150,13 @@ PerturbationArgs = Annotated[
     | LookAlikeArgs
     | ContradictFirstArgs
     | SwapEntityArgs
-    | ReplayExpiryArgs,
+    | ReplayExpiryArgs
+    | PrecedenceArgs
+    | SwapPurposeArgs
+    | PromoteClassesArgs
+    | ContradictClassesArgs
+    | RemoveSupportArgs
+    | CrowdArgs,
     Field(discriminator="operator"),
 ]
 
@@ -169,4 +221,6 @@ def _show(key: str, value: Any) -> str:
         return f"{value:+d}"
     if isinstance(value, list | tuple):
         return "+".join(map(str, value))
+    if isinstance(value, dict):
+        return "+".join(f"{k}={v}" for k, v in value.items())
     return str(value)

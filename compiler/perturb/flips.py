@@ -82,12 +82,14 @@ def sweep(
     *,
     expectations: Iterable[Any] = (),
     tiers: Mapping[str, str] | None = None,
+    catalogue: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Compile the base and every perturbation; report each variant's slots, flips and
     verdicts (`relations.judge`), the variant expectations that fail
     (`relations.VariantExpectation`; a perturbation one names that the suite lacks is run
     too), and the corpus-derived findings (`tiers`: class → authority tier, for their text).
-    `passed` is false on any violation or failed expectation."""
+    `catalogue` (class → authority tier number, 1 the most authoritative) is what the contract
+    probes judge authority by. `passed` is false on any violation or failed expectation."""
     from compiler.pipeline import compile_input
     from compiler.relations import (
         SEVERITY,
@@ -107,14 +109,16 @@ def sweep(
     suite = (
         list(perturbations)
         if perturbations is not None
-        else standard_suite(document, weak, base=base)
+        else standard_suite(document, weak, base=base, catalogue=catalogue)
     )
+    authority = dict(catalogue or {})
     suite += missing_perturbations(suite, expectations)
     rows = []
     for perturbation in suite:
         variant_input = perturbation.apply(document)
         variant = run(variant_input)
-        verdicts = judge(base, variant, perturbation, Context(document, variant_input, weak))
+        context = Context(document, variant_input, weak, authority)
+        verdicts = judge(base, variant, perturbation, context)
         rows.append(
             {
                 **perturbation.to_json(),

@@ -1,5 +1,6 @@
 """The operators: each a pure function from one compile input to a variant that changes one
-predicate and nothing else (the table in `compiler.perturb`), registered in `OPERATORS`.
+predicate and nothing else (the table in `compiler.perturb`), registered in `CORE_OPERATORS`
+(`arguments.OPERATORS` adds the contract probes of `probes`).
 """
 
 from __future__ import annotations
@@ -274,7 +275,7 @@ def replay_expiry(document: CompileInput, valid_until: dt.date) -> CompileInput:
     return _with_request(document, decision_date=valid_until + dt.timedelta(days=1))
 
 
-OPERATORS: dict[str, Callable[..., CompileInput]] = {
+CORE_OPERATORS: dict[str, Callable[..., CompileInput]] = {
     "swap_principal": swap_principal,
     "shift_days": shift_days,
     "supersede": supersede,

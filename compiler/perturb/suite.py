@@ -4,7 +4,7 @@ scenario, and `boundary_suite`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from compiler.codes import OrderRole
 from compiler.compare import admitted_ids
@@ -22,6 +22,7 @@ def standard_suite(
     document: CompileInput,
     weak_classes: Iterable[str] = (),
     base: CompileOutput | None = None,
+    catalogue: Mapping[str, int] | None = None,
 ) -> list[Perturbation]:
     """The perturbations every scenario is run against.
 
@@ -31,9 +32,10 @@ def standard_suite(
     and 50 contaminating items. Then the failure boundary's tests: the weak classes promoted
     (when any is known), look-alike inapplicable copies, a contradiction of each proposition's
     first accepted class, another entity, each evidence item of the base packet superseded in
-    turn, and the decision replayed the day after the plan expires (when it does). `base` is
-    the base's compile output, compiled here when not given (only its packet and
-    `valid_until` are read).
+    turn, and the decision replayed the day after the plan expires (when it does). Last the
+    contract probes (`contract_probes`). `base` is the base's compile output, compiled here when
+    not given (only its packet and `valid_until` are read); `catalogue` maps the catalogue's
+    classes to their authority tiers.
     """
     weak_classes = list(weak_classes)
     suite = [Perturbation("shift_days", {"days": -1}), Perturbation("shift_days", {"days": 1})]
@@ -68,7 +70,58 @@ def standard_suite(
     if document.request.delegation is not None:
         suite.append(Perturbation("revoke_delegation"))
     suite.append(Perturbation("contaminate", {"count": CONTAMINATION_SIZE}))
-    return suite + boundary_suite(document, weak_classes, base)
+    suite += boundary_suite(document, weak_classes, base)
+    return suite + contract_probes(document, weak_classes, catalogue)
+
+
+def contract_probes(
+    document: CompileInput,
+    weak_classes: Iterable[str] = (),
+    catalogue: Mapping[str, int] | None = None,
+) -> list[Perturbation]:
+    """The probes of the contract itself (`compiler.perturb.probes`): precedence where a
+    proposition accepts two classes or more; each other permitted purpose and one that is not
+    permitted; every class of the catalogue and the corpus but the weak ones (`promote_weak`
+    tries those) claiming each proposition; a contradiction by each accepted class after the
+    first (`contradict_first` tries the first) and by each class the corpus contradicts a
+    proposition with that the contract does not accept; all support removed; and the crowd."""
+    contract = document.contract
+    propositions = contract.propositions
+    if not propositions:
+        return []
+    weak = set(weak_classes)
+    suite = []
+    if any(len(p.accepted_classes) > 1 for p in propositions):
+        suite.append(Perturbation("precedence"))
+    purpose = document.request.purpose
+    suite += [
+        Perturbation("swap_purpose", {"purpose": q}) for q in contract.purposes if q != purpose
+    ]
+    unpermitted = _fresh("unpermitted_purpose", {*contract.purposes, purpose})
+    suite.append(Perturbation("swap_purpose", {"purpose": unpermitted}))
+    corpus_classes = {c.evidence_class for c in document.candidates}
+    classes = sorted((set(catalogue or {}) | corpus_classes) - weak)
+    if classes:
+        suite.append(Perturbation("promote_classes", {"classes": classes}))
+    for rank in range(1, max(len(p.accepted_classes) for p in propositions)):
+        ranked = {
+            p.key: p.accepted_classes[rank] for p in propositions if len(p.accepted_classes) > rank
+        }
+        suite.append(Perturbation("contradict_classes", {"classes": ranked}))
+    unaccepted: dict[str, list[str]] = {}
+    for p in propositions:
+        unaccepted[p.key] = sorted(
+            {c.evidence_class for c in document.candidates if p.key in c.contradicts}
+            - set(p.accepted_classes)
+        )
+    for index in range(max(len(v) for v in unaccepted.values())):
+        chosen = {key: v[index] for key, v in unaccepted.items() if len(v) > index}
+        suite.append(Perturbation("contradict_classes", {"classes": chosen}))
+    keys = {p.key for p in propositions}
+    if any(keys.intersection(c.supports) for c in document.candidates):
+        suite.append(Perturbation("remove_support"))
+    suite.append(Perturbation("crowd"))
+    return suite
 
 
 def boundary_suite(

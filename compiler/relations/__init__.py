@@ -20,8 +20,8 @@ Pure: no clock, no randomness, no I/O.
 
 The package keeps one concern per module: `verdicts` (`Verdict`, `Context`, `Case`,
 `Relation`), `labels`, `judges`, `registry` (`RELATIONS` and `judge`), `expectations` and
-`corpus`. Everything public is importable from `compiler.relations` itself, as it was when
-this was one module.
+`corpus`, `probes` (the judges of the contract probes) and `flags` (`review_flags`,
+`catalogue_problems`). Everything public is importable from `compiler.relations` itself.
 """
 
 from __future__ import annotations
@@ -34,12 +34,15 @@ from compiler.perturb import (  # noqa: F401
 )
 
 from .corpus import corpus_findings
-from .expectations import (
+from .expectations import (  # noqa: F401
+    PINS,
     VariantExpectation,
     expectation_failures,
     missing_perturbations,
+    output_failures,
     slot_failures,
 )
+from .flags import CORPUS, FlagKey, catalogue_problems, flag_key, review_flags  # noqa: F401
 from .registry import RELATIONS, judge, label
 from .verdicts import (  # noqa: F401
     EXPECTED,
@@ -65,6 +68,9 @@ __all__ = [
     "Relation",
     "VariantExpectation",
     "Verdict",
+    "catalogue_problems",
+    "output_failures",
+    "review_flags",
     "corpus_findings",
     "expectation_failures",
     "judge",

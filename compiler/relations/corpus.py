@@ -33,7 +33,7 @@ def corpus_findings(
             tier = f" (authority tier: {tiers[cls]})" if cls in tiers else ""
             noun = "item claims" if len(ids) == 1 else "items claim"
             findings.append(Verdict(
-                kind=FINDING, proposition=p.key, perturbation=None, items=tuple(ids),
+                kind=FINDING, proposition=p.key, perturbation=None, items=tuple(ids), cause=cls,
                 message=f"{len(ids)} {cls} {noun} {p.key}{tier}, which does not accept "
                 f"{cls}: intended?",
             ))  # fmt: skip
@@ -42,7 +42,7 @@ def corpus_findings(
         ):
             accepted = ", ".join(p.accepted_classes) or "no class"
             findings.append(Verdict(
-                kind=FINDING, proposition=p.key, perturbation=None,
+                kind=FINDING, proposition=p.key, perturbation=None, cause="unsupported",
                 message=f"no item of the corpus can ever support {p.key} (it accepts {accepted})",
             ))  # fmt: skip
     return findings

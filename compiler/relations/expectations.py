@@ -10,8 +10,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from compiler.codes import Result
+from compiler.models import CompileInput, CompileOutput
 from compiler.perturb import (
     Perturbation,
+    admitted_in,
+    slot_states,
 )
 
 
@@ -45,6 +49,53 @@ def slot_failures(states: Mapping[str, str], expected: Mapping[str, str]) -> lis
         for key, want in expected.items()
         if states.get(key, "missing") != want
     ]
+
+
+PINS = ("decision_ready", "blocking", "required", "resource_ids", "admitted", "rejected")
+"""What an expectation can pin besides slot states (`output_failures`)."""
+
+
+def output_failures(
+    output: CompileOutput, document: CompileInput, expected: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Everything `expected` states that the compile does not give, as rows
+    `{"what", "key", "expected", "actual"}`: slot states first (the `slot_failures` rows), then
+    `decision_ready`, the `blocking` set, each named slot's `required` flag and `resource_ids`
+    (in order), and the `admitted` and `rejected` id sets. A key absent from `expected`, or
+    None, is not checked. A refused compile has no slots: a pinned slot field reads "missing".
+    """
+    failures = slot_failures(slot_states(output, document), expected.get("slots") or {})
+    compiled = output.result is Result.COMPILED
+    slots = {s.proposition: s for s in output.slots}
+
+    def fail(what: str, key: str | None, want: Any, actual: Any) -> None:
+        failures.append({"what": what, "key": key, "expected": want, "actual": actual})
+
+    want = expected.get("decision_ready")
+    if want is not None and output.decision_ready != want:
+        fail("decision_ready", None, want, output.decision_ready)
+    want = expected.get("blocking")
+    if want is not None and sorted(set(want)) != sorted(output.blocking):
+        fail("blocking", None, sorted(set(want)), sorted(output.blocking))
+    for key, flag in (expected.get("required") or {}).items():
+        slot = slots.get(key)
+        actual = slot.required if slot is not None else "missing"
+        if actual != flag:
+            fail("required", key, flag, actual)
+    for key, ids in (expected.get("resource_ids") or {}).items():
+        slot = slots.get(key)
+        actual_ids = list(slot.resource_ids) if slot is not None else "missing"
+        if actual_ids != list(ids):
+            fail("resource_ids", key, list(ids), actual_ids)
+    actual_sets = {
+        "admitted": admitted_in(output) if compiled else set(),
+        "rejected": {r["id"] for r in output.rejected},
+    }
+    for what, actual_set in actual_sets.items():
+        want = expected.get(what)
+        if want is not None and set(want) != actual_set:
+            fail(what, None, sorted(set(want)), sorted(actual_set))
+    return failures
 
 
 def _signature(operator: str, args: Mapping[str, Any]) -> str:

@@ -18,6 +18,10 @@ from compiler.resolve import expand_roles
 
 from .verdicts import EXPECTED, FINDING, VIOLATION, Case, Judge, Kind, Verdict
 
+OPTIONAL = "optional"
+"""The cause of a finding on a slot that has lost its support, or is contradicted, and does
+not block the decision because the contract makes it optional."""
+
 
 def _must_not_change(why: str) -> Judge:
     """Any flip is a violation; so is any item the operator added that was admitted."""
@@ -176,7 +180,7 @@ def _weak_never_establishes(case: Case) -> list[Verdict]:
                 f"{key} accepts a weak class as proof: {', '.join(promoted)} "
                 f"({', '.join(classes)}) claiming approval was admitted"
                 + (" and establishes it" if case.after[key] == SlotState.SUPPORTED else ""),
-                promoted,
+                promoted, cause="+".join(classes),
             ))  # fmt: skip
         elif case.flipped(key):
             verdicts.append(case.verdict(FINDING, key, f"{case.change(key)} — {_causes(case)[0]}"))
@@ -206,12 +210,13 @@ def _becomes_contradicted(keys: Callable[[Case], dict[str, str]]) -> Judge:
                 else:
                     verdicts.append(case.verdict(EXPECTED, key, f"{key} unchanged"))
             elif case.after.get(key) == SlotState.CONTRADICTED:
-                verdicts.append(case.verdict(EXPECTED, key, f"a {cls} contradicts {key}"))
+                verdicts.append(_blocks_or_optional(case, key, f"a {cls} contradicts {key}"))
             else:
                 verdicts.append(case.verdict(
                     VIOLATION, key,
                     f"{key} reads {case.after.get(key)} although an admissible {cls} of higher "
                     "precedence contradicts it (a contradiction that does not surface)",
+                    cause=cls,
                 ))  # fmt: skip
         return verdicts
 
@@ -254,3 +259,20 @@ def _other_entity_admits_nothing_of_the_first(case: Case) -> list[Verdict]:
 
 
 _ADDED_PREFIX = {"contaminate": CONTAMINANT_PREFIX, "look_alike": LOOK_ALIKE_PREFIX}
+
+
+def _blocks_or_optional(case: Case, key: str, what: str) -> Verdict:
+    """A slot that lost its support or is contradicted: it blocks the decision when it is
+    required; an optional one that does not is a finding."""
+    slot = case.slot(case.variant, key)
+    if slot is None or key in case.variant.blocking:
+        return case.verdict(EXPECTED, key, f"{what}: the decision is not ready on it")
+    if slot.required:
+        return case.verdict(
+            VIOLATION, key, f"{what}, yet it does not block the decision although it is required"
+        )
+    return case.verdict(
+        FINDING, key,
+        f"{what}, yet the decision can be ready: {key} is optional, so it never blocks",
+        cause=OPTIONAL,
+    )  # fmt: skip

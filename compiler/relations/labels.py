@@ -55,3 +55,13 @@ def _contradict_label(p: Perturbation, document: CompileInput) -> str:
 
 def _fixed(text: str) -> Callable[[Perturbation, CompileInput], str]:
     return lambda p, document: text
+
+
+def _promote_classes_label(p: Perturbation, _: CompileInput) -> str:
+    return f"an item of each of {len(p.args['classes'])} other classes claiming each proposition"
+
+
+def _contradict_classes_label(p: Perturbation, _: CompileInput) -> str:
+    return "; ".join(
+        f"{key} contradicted by a {cls.replace('_', ' ')}" for key, cls in p.args["classes"].items()
+    )

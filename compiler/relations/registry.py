@@ -25,13 +25,23 @@ from .judges import (
     _weak_never_establishes,
 )
 from .labels import (
+    _contradict_classes_label,
     _contradict_label,
     _days,
     _fixed,
     _item_label,
     _principal_label,
+    _promote_classes_label,
     _substitute_label,
     _weak_label,
+)
+from .probes import (
+    contradiction_surfaces,
+    crowd_kept_out,
+    precedence_holds,
+    promotion_judged,
+    purpose_judged,
+    support_removed,
 )
 from .verdicts import EXPECTED, FINDING, Case, Context, Relation, Verdict
 
@@ -166,6 +176,69 @@ RELATIONS: dict[str, Relation] = {
             "left or entered and the date",
             lambda p, d: f"the day after the plan expires on {p.args['valid_until']}",
             _plan_must_change(_changes_are_findings(_date_cause)),
+        ),
+        # The contract probes: what the contract itself says (compiler.perturb.probes).
+        Relation(
+            "precedence",
+            "one admissible supporter of each accepted class, the later classes more relevant",
+            "the first accepted class wins the slot; no class of lower authority is ranked "
+            "ahead of one of higher authority",
+            "a slot resting on another class, or a first class of lower authority tier than "
+            "another accepted class (with the catalogue), is a violation",
+            _fixed("one supporter of each accepted class, the later ones more relevant"),
+            precedence_holds,
+        ),
+        Relation(
+            "swap_purpose",
+            "the same request under another purpose",
+            "a purpose the contract does not permit is refused; another permitted one may "
+            "change anything",
+            "a compile for an unpermitted purpose is a violation; each other permitted purpose "
+            "is a finding naming what changes",
+            lambda p, d: f"asked for {p.args['purpose']}",
+            purpose_judged,
+        ),
+        Relation(
+            "promote_classes",
+            "for each proposition, an item of every class of the catalogue and the corpus but "
+            "the weak ones, claiming it with top relevance and approval wording",
+            "no class a proposition does not accept is admitted for it",
+            "an item of a class the proposition does not accept admitted for it is a violation; "
+            "one of an accepted class of lower authority tier than another accepted class is a "
+            "finding naming the class",
+            _promote_classes_label,
+            promotion_judged,
+        ),
+        Relation(
+            "contradict_classes",
+            "for each named proposition, an admissible item of the named class contradicting it",
+            "an accepted class makes the proposition contradicted, and a required proposition "
+            "then blocks the decision; nothing else changes",
+            "an accepted class that does not surface, or a required slot that does not block, "
+            "is a violation; a class the corpus contradicts with that the proposition does not "
+            "accept, and an optional slot that does not block, are findings",
+            _contradict_classes_label,
+            contradiction_surfaces,
+        ),
+        Relation(
+            "remove_support",
+            "every item supporting a proposition is removed, with what depends on it",
+            "every required proposition then blocks the decision",
+            "a required slot that does not block is a violation; an optional one is a finding "
+            "(the decision can be ready without it)",
+            _fixed("every supporting item removed"),
+            support_removed,
+        ),
+        Relation(
+            "crowd",
+            "duplicates of each proposition's best supporter, a low-relevance supporter of its "
+            "first class and low-relevance context are added",
+            "no slot rests on two copies of one record; nothing of barely any relevance enters "
+            "beside the evidence",
+            "a slot resting on copies of one record (max_items) and a low-relevance item in the "
+            "packet (min_relevance) are findings; flips the budget causes are findings",
+            _fixed("duplicates and low-relevance items added"),
+            crowd_kept_out,
         ),
     )
 }

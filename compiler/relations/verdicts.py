@@ -4,8 +4,8 @@ variant against its base, and `Relation`, one operator's entry in the registry.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Final, Literal
 
@@ -35,6 +35,10 @@ class Verdict(BaseModel):
     message: str
     perturbation: str | None  # the perturbation's name; None for a corpus-derived finding
     items: tuple[str, ...] = ()  # the items (ids) the message names as the cause
+    # What the verdict is about beyond its proposition and relation, with no item ids (the
+    # evidence class of a promotion or contradiction, the purpose of a purpose probe): verdicts
+    # with the same operator, proposition and cause are one cause for a reviewer.
+    cause: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -42,12 +46,14 @@ class Verdict(BaseModel):
 
 @dataclass(frozen=True)
 class Context:
-    """What a judge reads besides the two outputs: the base input, the variant's input, and
-    the catalogue's weak classes."""
+    """What a judge reads besides the two outputs: the base input, the variant's input, the
+    catalogue's weak classes, and the catalogue's authority tiers (class key -> tier, 1 the
+    most authoritative; empty when the caller has no catalogue)."""
 
     document: CompileInput
     variant_document: CompileInput
     weak_classes: tuple[str, ...] = ()
+    catalogue: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,10 +102,12 @@ class Case:
     def change(self, key: str) -> str:
         return f"{key} {self.before.get(key)} → {self.after.get(key)}"
 
-    def verdict(self, kind: Kind, key: str | None, message: str, items: Iterable[str] = ()):
+    def verdict(
+        self, kind: Kind, key: str | None, message: str, items: Iterable[str] = (), cause: str = ""
+    ) -> Verdict:
         return Verdict(
             kind=kind, proposition=key, message=message, perturbation=self.name,
-            items=tuple(items),
+            items=tuple(items), cause=cause,
         )  # fmt: skip
 
     def why_not(self, item_id: str) -> str:

@@ -85,7 +85,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     """The report for `version` against the published contract; `ContractInvalid` if the
     version itself is not a valid contract."""
     from scenarios.models import Scenario
-    from scenarios.services import weak_classes
+    from scenarios.services import catalogue_tiers, weak_classes
 
     draft = compiled_contract(version)
     draft_json = draft.model_dump(mode="json")
@@ -101,6 +101,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     )
     corpora, corpus_hashes = _corpora({s.corpus_id for s in scenarios})
     weak = weak_classes()
+    tiers = catalogue_tiers()
     contract_hashes = {
         "draft": _hash(draft_json),
         "published": _hash(published_json) if published_json is not None else "",
@@ -113,6 +114,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
             corpora[s.corpus_id],
             weak,
             hashes={**contract_hashes, "corpus": corpus_hashes[s.corpus_id]},
+            catalogue=tiers,
         )
         for s in scenarios
     ]

@@ -23,8 +23,10 @@ def scenario_report(
     weak: Sequence[str],
     *,
     hashes: Mapping[str, str],
+    catalogue: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """`hashes`: the draft's and the published contract's sha256 and the corpus's."""
+    """`hashes`: the draft's and the published contract's sha256 and the corpus's;
+    `catalogue`: the catalogue's authority tiers, which the contract probes judge by."""
     from scenarios import compiling
 
     name = scenario.name
@@ -36,7 +38,8 @@ def scenario_report(
             draft,
             corpus,
             weak,
-            key=sweep_key(request, hashes["draft"], hashes["corpus"], weak),
+            catalogue=catalogue,
+            key=sweep_key(request, hashes["draft"], hashes["corpus"], weak, catalogue),
         )
     except InvalidInput as exc:
         return _cannot_compile(entry, exc)
@@ -47,7 +50,7 @@ def scenario_report(
     published_failures: list[dict[str, Any]] = []
     if published is not None:
         before, published_failures = _published_side(
-            scenario, request, published, corpus, weak, hashes
+            scenario, request, published, corpus, weak, hashes, catalogue
         )
     entry["flips"] = _flips(name, after, before)
     entry["admitted_changes"] = _admitted_changes(name, after, before)
@@ -109,6 +112,7 @@ def _published_side(
     corpus: Any,
     weak: Sequence[str],
     hashes: Mapping[str, str],
+    catalogue: Mapping[str, int] | None,
 ) -> tuple[dict[str, Outcome], list[dict[str, Any]]]:
     """The published contract's outcomes and failed expectations; none when the scenario
     cannot be compiled against it."""
@@ -118,7 +122,8 @@ def _published_side(
             published,
             corpus,
             weak,
-            key=sweep_key(request, hashes["published"], hashes["corpus"], weak),
+            catalogue=catalogue,
+            key=sweep_key(request, hashes["published"], hashes["corpus"], weak, catalogue),
         )
         return before, _failures(scenario, published_base)
     except InvalidInput:

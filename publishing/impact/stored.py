@@ -74,13 +74,14 @@ MAX_ATTEMPTS = 3
 def inputs_sha256(version: ContractVersion) -> str:
     """The hash of everything `impact_report(version)` reads: both contracts (as compiled),
     the baseline's number, the scenarios and their expectations, the corpora, the weak
-    classes, the owners' justifications of its violations and the compiler version.
+    classes and the catalogue's authority tiers, the owners' justifications of its violations
+    and the compiler version.
     `ContractInvalid` if the version is not a contract.
 
     An internal key, never shown or signed, so plain sorted JSON is hashed (canonical RFC
     8785 hashing of 10,000 scenarios would cost more than the queries)."""
     from scenarios.models import Corpus, CorpusCandidate, Scenario
-    from scenarios.services import SCENARIO_FIELDS, weak_classes
+    from scenarios.services import SCENARIO_FIELDS, catalogue_tiers, weak_classes
 
     draft = compiled_contract(version).model_dump(mode="json")
     baseline = baseline_version(version)
@@ -104,6 +105,7 @@ def inputs_sha256(version: ContractVersion) -> str:
         [FORMAT, COMPILER_VERSION, version.pk, version.number, version.sha256, draft],
         [baseline.number if baseline else None, published],
         weak_classes(),
+        catalogue_tiers(),
         list(directories.values_list("pk", "directory")),
         list(justifications),
     ):

@@ -36,8 +36,16 @@ _SWEEPS_LOCK = threading.Lock()
 SWEEP_CACHE_SIZE = 5000
 
 
-def sweep_key(request: Mapping[str, Any], contract_sha: str, corpus_sha: str, weak: Any) -> str:
-    return sha256_hex([COMPILER_VERSION, contract_sha, dict(request), corpus_sha, list(weak)])
+def sweep_key(
+    request: Mapping[str, Any],
+    contract_sha: str,
+    corpus_sha: str,
+    weak: Any,
+    catalogue: Mapping[str, int] | None = None,
+) -> str:
+    return sha256_hex(
+        [COMPILER_VERSION, contract_sha, dict(request), corpus_sha, list(weak), catalogue or {}]
+    )
 
 
 def sweep(
@@ -46,6 +54,7 @@ def sweep(
     corpus: Any,
     weak: Sequence[str],
     *,
+    catalogue: Mapping[str, int] | None = None,
     key: str | None = None,
 ):
     """(the compiler input, the base compile, each perturbation's `Outcome` by name)."""
@@ -57,7 +66,7 @@ def sweep(
         if cached is not None:
             return cached
     document = compiling.scenario_input(request, contract, corpus)
-    swept = compiling.sweep_scenario(document, weak)
+    swept = compiling.sweep_scenario(document, weak, catalogue=catalogue)
     outcomes = {
         (c.name or BASE): Outcome(
             c.slot_states,

@@ -54,6 +54,7 @@ from .runs import (
     NO_SCENARIOS,
     RUN_STOPPED,
     WRONG_VERSION,
+    catalogue_tiers,
     run_requeue_if_stale,
     run_start,
     runs_requeue_stale,
@@ -129,4 +130,5 @@ __all__ = [
     "scenario_update",
     "scenario_warnings",
     "weak_classes",
+    "catalogue_tiers",
 ]

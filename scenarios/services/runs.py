@@ -36,6 +36,12 @@ def weak_classes() -> list[str]:
     return list(SourceClass.objects.filter(weak=True).order_by("key").values_list("key", flat=True))
 
 
+def catalogue_tiers() -> dict[str, int]:
+    """Every class of the catalogue with its authority tier (1, a system of record, is the
+    most authoritative): what the contract probes judge precedence and promotion by."""
+    return dict(SourceClass.objects.order_by("key").values_list("key", "authority_tier"))
+
+
 def run_start(
     *,
     actor: Actor,
@@ -75,6 +81,7 @@ def _run_create(
         total=total,
         created_by=actor,
         weak_classes=weak_classes(),
+        catalogue=catalogue_tiers(),
     )
     audit_record(
         actor=actor,

@@ -60,6 +60,13 @@ def test_standard_suite_for_atlas_lists_every_required_perturbation(atlas):
         "supersede(facility-F102)",
         "supersede(policy-P3)",
         "supersede(workflow-E88)",
+        # The contract probes: what the contract itself says.
+        "precedence",
+        "swap_purpose(unpermitted_purpose)",
+        "promote_classes(facility_record+investigation_note+policy_clause+workflow_event)",
+        "contradict_classes(waiver_valid=committee_record)",
+        "remove_support",
+        "crowd",
     ]
 
 
@@ -108,13 +115,31 @@ def test_atlas_sweep_flips_exactly_the_slots_each_fact_supports(atlas):
         "continuation_rule",
     }
     assert flipped["supersede(policy-P3)"] == {"continuation_rule": ("supported", "unknown")}
+    # The contract probes: one supporter of each waiver class establishes the waiver; the
+    # classes the contract does not accept change nothing; without any support the three
+    # supported slots fall to unknown; a committee record's contradiction surfaces; the crowd
+    # adds no slot.
+    assert flipped["precedence"] == {"waiver_valid": ("unknown", "supported")}
+    assert (
+        flipped["promote_classes(facility_record+investigation_note+policy_clause+workflow_event)"]
+        == {}
+    )
+    assert flipped["remove_support"] == {
+        "facility_limit": ("supported", "unknown"),
+        "review_open": ("supported", "unknown"),
+        "continuation_rule": ("supported", "unknown"),
+    }
+    assert flipped["contradict_classes(waiver_valid=committee_record)"] == {
+        "waiver_valid": ("unknown", "contradicted")
+    }
+    assert flipped["crowd"] == {}
     assert result["totals"] == {
-        "perturbations": 17,
-        "with_flips": 12,
-        "flipped_slots": 19,
+        "perturbations": 23,
+        "with_flips": 16,
+        "flipped_slots": 28,
         "violations": 0,
-        "findings": 6,
-        "expected": 62,
+        "findings": 7,
+        "expected": 86,
         "expectation_failures": 0,
     }
     assert result["passed"] is True

@@ -131,7 +131,7 @@ def test_a_higher_precedence_contradiction_must_surface():
     kept = row(atlas_json(), "contradict_first")
     assert kinds(kept) == []
     assert {v["message"] for v in kept["verdicts"]} >= {
-        "a approved_waiver contradicts waiver_valid"
+        "a approved_waiver contradicts waiver_valid: the decision is not ready on it"
     }
     broken = row(atlas_json(), "contradict_first", compile_fn=lax_compiler(contradictions=True))
     assert kinds(broken) == [
