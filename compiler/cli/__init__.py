@@ -141,8 +141,24 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--junit-xml", help="also write JUnit XML here")
     test.add_argument("--json", action="store_true", help="print the report as JSON")
     test.add_argument("--public-key", help="verify a bundle with this key set first")
+    _mutation_options(test)
     test.set_defaults(handler="test")
     return parser
+
+
+def _mutation_options(test: argparse.ArgumentParser) -> None:
+    test.add_argument(
+        "--mutate",
+        action="store_true",
+        help="also apply every mistake kind to the contract and report which the scenarios "
+        "notice (mutation testing)",
+    )
+    test.add_argument(
+        "--min-score",
+        type=float,
+        metavar="N",
+        help="with --mutate: exit 1 when the mutation score is below N (0.8 or 80 for 80%%)",
+    )
 
 
 def _policy_option(parser: argparse.ArgumentParser) -> None:

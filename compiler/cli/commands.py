@@ -119,7 +119,13 @@ def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from compiler.contract_tests import junit_xml, load_tests, run_tests, summary_text
+    from compiler.contract_tests import (
+        InvalidTestFiles,
+        junit_xml,
+        load_tests,
+        run_tests,
+        summary_text,
+    )
 
     keys = None
     if args.public_key:
@@ -129,7 +135,12 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             keys = load_public_keys(args.public_key)
         except KeyLoadError as exc:
             raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
-    report = run_tests(load_tests(args.path, keys))
+    tests = load_tests(args.path, keys)
+    if tests.outside_catalogue:
+        raise InvalidTestFiles(list(tests.outside_catalogue))
+    report = run_tests(tests)
+    if args.mutate or args.min_score is not None:
+        return _test_mutation(args, tests, report, out, err)
     if args.junit_xml:
         _write_file(args.junit_xml, "--junit-xml", junit_xml(report))
     if args.json:
@@ -137,6 +148,53 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         print(summary_text(report), file=out)
     return EXIT_OK if report.passed else EXIT_REFUSED
+
+
+def _test_mutation(args: argparse.Namespace, tests: Any, report: Any, out: TextIO,
+                   err: TextIO) -> int:  # fmt: skip
+    """`test --mutate`: the test run, then mutation testing over its scenarios; exit 1 when
+    the run fails or the score is below `--min-score`."""
+    from compiler.contract_tests import (
+        mutate,
+        mutation_junit_xml,
+        mutation_text,
+        score_text,
+        summary_text,
+    )
+
+    minimum = _min_score(args)
+    interactive = err.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if interactive:
+            end = "\n" if done == total else ""
+            print(f"\rmutation testing: {done} of {total} mutants", end=end, file=err, flush=True)
+
+    mutation = mutate(tests, progress)
+    below = minimum is not None and mutation.score is not None and mutation.score < minimum
+    if args.junit_xml:
+        _write_file(args.junit_xml, "--junit-xml", mutation_junit_xml(report, mutation))
+    if args.json:
+        _write(out, {**report.to_json(), "mutation": mutation.to_json()})
+    else:
+        print(summary_text(report), file=out)
+        print(f"\n{mutation_text(mutation)}", file=out)
+        if below:
+            print(f"FAILED: {score_text(mutation)}, below the minimum {minimum:.0%}", file=out)
+    return EXIT_OK if report.passed and not below else EXIT_REFUSED
+
+
+def _min_score(args: argparse.Namespace) -> float | None:
+    """`--min-score` as a fraction: 0.8 and 80 both mean 80%."""
+    if args.min_score is None:
+        return None
+    if not args.mutate:
+        raise InvalidInput([{"loc": ["--min-score"], "msg": "needs --mutate"}])
+    value = args.min_score
+    if not 0 <= value <= 100:
+        message = f"{value:g} is not a score: give a fraction (0.8) or a percentage (80)"
+        raise InvalidInput([{"loc": ["--min-score"], "msg": message}])
+    return value / 100 if value > 1 else value
 
 
 def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

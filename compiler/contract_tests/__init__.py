@@ -14,15 +14,18 @@ Each file may be `.yaml`/`.yml` (needs PyYAML: `pip install 'evidence-compiler[y
 
 `run_tests` compiles every scenario, checks its expectations, runs the standard perturbation
 suite (`compiler.perturb.standard_suite`) plus the perturbations a scenario names, and judges
-each variant in one place (`judge_variant`). Exit codes: 0 every expectation holds, 1 a
+each variant in one place (`judge_variant`). `mutate` runs mutation testing
+(`compiler.mutation`) over the same scenarios, for `test --mutate`.
+
+Exit codes: 0 every expectation holds, 1 a
 failure, 2 invalid files (every problem listed with its file and location). JUnit XML has one
 testsuite per scenario and one testcase per expectation and per perturbation.
 
 Reads files (the CLI layer), never the network or a clock.
 
-The package keeps one concern per module: `files` (the file format), `loading`, `running`
-and `reporting`. Everything public is importable from `compiler.contract_tests` itself, as it
-was when this was one module.
+The package keeps one concern per module: `files` (the file format), `loading`, `running`,
+`reporting` and `mutation`. Everything public is importable from `compiler.contract_tests`
+itself, as it was when this was one module.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from .loading import (  # noqa: F401
     load_tests,
     read_document,
 )
+from .mutation import mutate, mutation_cases, mutation_junit_xml, mutation_text, score_text
 from .reporting import junit_xml, summary_text
 from .running import (  # noqa: F401
     Check,
@@ -71,6 +75,11 @@ __all__ = [
     "judge_variant",
     "junit_xml",
     "load_tests",
+    "mutate",
+    "mutation_cases",
+    "mutation_junit_xml",
+    "mutation_text",
+    "score_text",
     "run_tests",
     "summary_text",
     "file_schemas",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from compiler.models import Contract
 
@@ -27,11 +27,20 @@ class _File(BaseModel):
 class Expected(_File):
     """What a compile must give: each named proposition's state (`refused` for every slot
     of a compile that must be refused), and optionally exactly which ids are admitted and
-    rejected."""
+    rejected, whether the decision is ready, exactly which propositions block it, and for
+    named slots their `required` flag and the ids they rest on, in order."""
 
     slots: dict[str, ExpectedState]
     admitted: list[str] | None = None
     rejected: list[str] | None = None
+    decision_ready: bool | None = None
+    blocking: list[str] | None = None
+    required: dict[str, bool] | None = None
+    resource_ids: dict[str, list[str]] | None = None
+
+    def pinned(self) -> dict[str, Any]:
+        """The expectation as `compiler.relations.output_failures` reads it."""
+        return self.model_dump(exclude_none=True)
 
 
 class PerturbationSpec(_File):
@@ -79,6 +88,19 @@ class CorpusFile(_File):
     candidates: list[dict[str, Any]]
 
 
+# The catalogue's authority tiers by name, 1 the most authoritative.
+TIER_WORDS = {"system_of_record": 1, "approved_instrument": 2, "controlled_document": 3,
+              "informal": 4}  # fmt: skip
+
+
+def authority_tier(value: int | str) -> int:
+    """A class's authority tier as a number: 1..4, or its name (`TIER_WORDS`)."""
+    if isinstance(value, bool) or value not in (*TIER_WORDS.values(), *TIER_WORDS):
+        names = ", ".join(TIER_WORDS)
+        raise ValueError(f"authority_tier must be 1 to 4 or one of {names}, not {value!r}")
+    return TIER_WORDS[value] if isinstance(value, str) else value
+
+
 class SourceClassEntry(_File):
     key: str
     label: str = ""
@@ -86,10 +108,22 @@ class SourceClassEntry(_File):
     authority_tier: int | str = 1
     weak: bool = False
 
+    @field_validator("authority_tier")
+    @classmethod
+    def _known_tier(cls, value: int | str) -> int | str:
+        authority_tier(value)
+        return value
+
+    @property
+    def tier(self) -> int:
+        return authority_tier(self.authority_tier)
+
 
 class ContractFile(_File):
     """`contract.yaml`: the contract under test, and the catalogue's classes (the weak ones
-    are substituted first by the perturbations)."""
+    are substituted first by the perturbations; with the others and their authority tiers
+    they are what the contract probes judge by, and every class the contract accepts must be
+    one of them)."""
 
     format: Literal["evidence-compiler.tests/1"]
     contract: Contract

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from .files import (
     CorpusFile,
     Expected,
     ScenarioFile,
+    authority_tier,
 )
 
 
@@ -56,6 +57,11 @@ class ContractTests:
     weak_classes: tuple[str, ...]
     cases: tuple[Case, ...]
     origin: str
+    catalogue: dict[str, int] = field(default_factory=dict)  # class key -> authority tier
+    # Each accepted class the directory's catalogue lacks, located in contract.yaml:
+    # `evidence-compiler test` refuses such a directory (exit 2); the workbench's importer
+    # checks the classes against its live catalogue instead.
+    outside_catalogue: tuple[dict[str, Any], ...] = ()
 
 
 def load_tests(path: str | Path, public_keys: Any = None) -> ContractTests:
@@ -97,10 +103,30 @@ def _load_directory(root: Path) -> ContractTests:
         case = _case(file, scenario, header.contract, corpora, problems)
         if case is not None:
             cases.append(case)
-    if problems or header is None:
+    if problems or header is None or contract_path is None:
         raise InvalidTestFiles(problems)
+    catalogue = {c.key: c.tier for c in header.source_classes}
+    outside = _outside_catalogue(contract_path, header.contract, catalogue)
     weak = tuple(c.key for c in header.source_classes if c.weak)
-    return ContractTests(header.contract, weak, tuple(cases), str(root))
+    return ContractTests(header.contract, weak, tuple(cases), str(root), catalogue,
+                         tuple(outside))  # fmt: skip
+
+
+def _outside_catalogue(
+    file: Path, contract: Contract, catalogue: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    """Each class the contract accepts that the directory's catalogue lacks, where the
+    catalogue is given (`compiler.relations.catalogue_problems`, located in the file)."""
+    from compiler.relations import catalogue_problems
+
+    where = [
+        ["contract", "propositions", i, "accepted_classes", j]
+        for i, p in enumerate(contract.propositions)
+        for j, cls in enumerate(p.accepted_classes)
+        if catalogue and cls not in catalogue
+    ]
+    messages = catalogue_problems(contract, catalogue)
+    return [_problem(file, loc, msg) for loc, msg in zip(where, messages, strict=True)]
 
 
 def _case(
@@ -121,7 +147,7 @@ def _case(
     else:
         directory, candidates = scenario.directory or {}, scenario.candidates or []
     before = len(problems)
-    _check_slots(file, ["expected", "slots"], scenario.expected, contract, problems)
+    _check_keys(file, ["expected"], scenario.expected, contract, problems)
     document = _document(
         {"request": scenario.request, "directory": directory, "candidates": candidates},
         contract,
@@ -131,7 +157,7 @@ def _case(
     variants = []
     for index, variant in enumerate(scenario.variants):
         loc = ["variants", index]
-        _check_slots(file, [*loc, "expected", "slots"], variant.expected, contract, problems)
+        _check_keys(file, [*loc, "expected"], variant.expected, contract, problems)
         perturbation = Perturbation(variant.perturbation.operator, variant.perturbation.args)
         try:
             if document is not None:
@@ -160,7 +186,9 @@ def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
     cases = []
     for index, scenario in enumerate(bundle.scenarios):
         loc = ["scenarios", index]
-        expected = Expected.model_validate(scenario.expected.model_dump())
+        expected = _bundled_expected(path, loc, scenario.expected.model_dump(), problems)
+        if expected is None:
+            continue
         raw = {"request": scenario.request, "directory": scenario.corpus.directory,
                "candidates": list(scenario.corpus.candidates)}  # fmt: skip
         document = _document(raw, bundle.contract, lambda _loc: path, problems, prefix=loc)
@@ -169,10 +197,31 @@ def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
                               expected))  # fmt: skip
     if not bundle.scenarios:
         problems.append(_problem(path, ["scenarios"], "the bundle carries no scenarios"))
+    catalogue = {}
+    for index, source_class in enumerate(bundle.source_classes):
+        try:
+            catalogue[source_class.key] = authority_tier(source_class.authority_tier)
+        except ValueError as exc:
+            loc = ["source_classes", index, "authority_tier"]
+            problems.append(_problem(path, loc, str(exc)))
     if problems:
         raise InvalidTestFiles(problems)
     weak = tuple(c.key for c in bundle.source_classes if c.weak)
-    return ContractTests(bundle.contract, weak, tuple(cases), str(path))
+    return ContractTests(bundle.contract, weak, tuple(cases), str(path), catalogue)
+
+
+def _bundled_expected(
+    path: Path, loc: list[Any], raw: Mapping[str, Any], problems: list[dict[str, Any]]
+) -> Expected | None:
+    """A bundled scenario's expectation: the fields a test file can state (the workbench may
+    keep more in a bundle, which a test does not check)."""
+    try:
+        return Expected.model_validate({k: v for k, v in raw.items() if k in Expected.model_fields})
+    except ValidationError as exc:
+        problems.extend(
+            _problem(path, [*loc, "expected", *e["loc"]], e["msg"]) for e in exc.errors()
+        )
+        return None
 
 
 def _document(
@@ -191,13 +240,19 @@ def _document(
         return None
 
 
-def _check_slots(
+def _check_keys(
     file: Path, loc: list[Any], expected: Expected, contract: Contract, problems: list
 ) -> None:
+    """Every proposition an expectation names (its slots, blocking set, required flags and
+    resource ids) must be one of the contract's."""
     keys = {p.key for p in contract.propositions}
-    for key in expected.slots:
+    named = [("slots", key) for key in expected.slots]
+    named += [("blocking", key) for key in expected.blocking or ()]
+    named += [(what, key) for what in ("required", "resource_ids")
+              for key in getattr(expected, what) or {}]  # fmt: skip
+    for what, key in named:
         if key not in keys:
-            problems.append(_problem(file, [*loc, key],
+            problems.append(_problem(file, [*loc, what, key],
                                      "not a proposition of the contract"))  # fmt: skip
 
 

@@ -4,13 +4,12 @@ variant judged in one place (`judge_variant`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from compiler.codes import Result
 from compiler.models import CompileInput, CompileOutput
-from compiler.perturb import Perturbation, admitted_in, flips, slot_states, standard_suite
+from compiler.perturb import Perturbation, flips, standard_suite
 
 from .files import Expected
 from .loading import Case, ContractTests
@@ -78,14 +77,15 @@ def run_tests(tests: ContractTests) -> Report:
     reports = []
     for case in tests.cases:
         base = compile_input(case.document)
-        states = slot_states(base, case.document)
         cases = [
             Check(name, "expectation", failures)
-            for name, failures in expectation_failures(base, states, case.expected)
+            for name, failures in expectation_failures(base, case.document, case.expected)
         ]
         expected_by_name = {p.name: expected for p, expected in case.variants}
         suite = (
-            standard_suite(case.document, tests.weak_classes, base=base) if case.standard else []
+            standard_suite(case.document, tests.weak_classes, base=base, catalogue=tests.catalogue)
+            if case.standard
+            else []
         )
         names = {p.name for p in suite}
         suite += [p for p, _ in case.variants if p.name not in names]
@@ -117,39 +117,74 @@ def judge_variant(
     that variant, if any."""
     from compiler.relations import VIOLATION, Context, judge
 
-    context = Context(case.document, variant_input, tests.weak_classes)
+    context = Context(case.document, variant_input, tests.weak_classes, tests.catalogue)
     failures = [
         f"violation: {verdict.message}"
         for verdict in judge(base, variant, perturbation, context)
         if verdict.kind == VIOLATION
     ]
     if expected is not None:
-        states = slot_states(variant, variant_input)
-        checks = expectation_failures(variant, states, expected)
+        checks = expectation_failures(variant, variant_input, expected)
         failures += [message for _, found in checks for message in found]
     return failures
 
 
 def expectation_failures(
-    output: CompileOutput, states: Mapping[str, str], expected: Expected
+    output: CompileOutput, document: CompileInput, expected: Expected
 ) -> list[tuple[str, list[str]]]:
-    """One `(testcase name, failure messages)` per expectation: each slot, then the admitted
-    and rejected id sets when given."""
+    """One `(testcase name, failure messages)` per expectation, checked by
+    `compiler.relations.output_failures`: each slot's state, then whether the decision is
+    ready, the blocking set, each named slot's `required` flag and resource ids, and the
+    admitted and rejected id sets, each when given."""
+    from compiler.relations import output_failures
+
+    found: dict[tuple[str, str | None], dict[str, Any]] = {
+        (f["what"], f["key"]): f for f in output_failures(output, document, expected.pinned())
+    }
+    refusal = ""
+    if output.result is not Result.COMPILED and output.refusal:
+        refusal = f" ({output.refusal.pass_}: {output.refusal.reason})"
+
+    def check(name: str, what: str, key: str | None, subject: str) -> None:
+        failure = found.get((what, key))
+        message = (
+            f"{subject}: expected {_shown(failure['expected'])}, got "
+            f"{_shown(failure['actual'])}{refusal}"
+            if failure is not None
+            else None
+        )
+        checks.append((name, [message] if message else []))
+
     checks: list[tuple[str, list[str]]] = []
     for key, state in expected.slots.items():
-        actual = states.get(key, "missing")
-        message = f"slot {key}: expected {state}, got {actual}"
-        if output.result is not Result.COMPILED and output.refusal and actual != state:
-            message += f" ({output.refusal.pass_}: {output.refusal.reason})"
-        checks.append((f"slot {key} is {state}", [] if actual == state else [message]))
-    actual_sets = {"admitted": admitted_in(output), "rejected": {r["id"] for r in output.rejected}}
-    for what, actual_ids in actual_sets.items():
-        wanted = getattr(expected, what)
-        if wanted is None:
+        check(f"slot {key} is {state}", "slot", key, f"slot {key}")
+    if expected.decision_ready is not None:
+        check(f"decision_ready is {_shown(expected.decision_ready)}", "decision_ready", None,
+              "decision_ready")  # fmt: skip
+    if expected.blocking is not None:
+        check("blocking propositions", "blocking", None, "blocking")
+    for key, flag in (expected.required or {}).items():
+        check(f"slot {key} required is {_shown(flag)}", "required", key, f"slot {key} required")
+    for key in expected.resource_ids or {}:
+        check(f"slot {key} resource ids", "resource_ids", key, f"slot {key} resource_ids")
+    for what in ("admitted", "rejected"):
+        if getattr(expected, what) is None:
             continue
-        missing, extra = sorted(set(wanted) - actual_ids), sorted(actual_ids - set(wanted))
-        found = ([f"{what}: expected but not {what}: {', '.join(missing)}"] if missing else []) + (
-            [f"{what}: {what} but not expected: {', '.join(extra)}"] if extra else []
-        )
-        checks.append((f"{what} ids", found))
+        failure = found.get((what, None))
+        wanted = set(failure["expected"]) if failure else set()
+        actual = set(failure["actual"]) if failure else set()
+        missing, extra = sorted(wanted - actual), sorted(actual - wanted)
+        checks.append((f"{what} ids",
+                       ([f"{what}: expected but not {what}: {', '.join(missing)}"] if missing
+                        else []) + ([f"{what}: {what} but not expected: {', '.join(extra)}"]
+                                    if extra else [])))  # fmt: skip
     return checks
+
+
+def _shown(value: Any) -> str:
+    """A pinned value as the file states it: `true`, `[W-1, P-3]`, `missing`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)

@@ -131,7 +131,7 @@ def _precedence_reversed(contract: Contract, catalogue: Catalogue) -> Iterator[C
     for p in contract.propositions:
         if len(p.accepted_classes) >= 2:
             order = tuple(reversed(p.accepted_classes))
-            yield (p.key, p.key, f"the precedence of `{p.key}`'s classes were "
+            yield (p.key, p.key, f"the precedence of `{p.key}`'s classes was "
                    f"reversed ({', '.join(order)})",
                    _with_proposition(contract, p.key, accepted_classes=order))  # fmt: skip
 
@@ -164,7 +164,7 @@ def _purpose_widened(contract: Contract, catalogue: Catalogue) -> Iterator[Chang
 def _proposition_dropped(contract: Contract, catalogue: Catalogue) -> Iterator[Change]:
     for p in contract.propositions:
         kept = tuple(q for q in contract.propositions if q.key != p.key)
-        yield (p.key, p.key, f"`{p.key}` were dropped from the contract",
+        yield (p.key, p.key, f"`{p.key}` was dropped from the contract",
                contract.model_copy(update={"propositions": kept}))  # fmt: skip
 
 
@@ -185,7 +185,7 @@ def _key_mistyped(contract: Contract, catalogue: Catalogue) -> Iterator[Change]:
     for p in contract.propositions:
         typo = mistyped(p.key, keys)
         if typo is not None:
-            yield (p.key, p.key, f"`{p.key}` were mistyped as `{typo}`",
+            yield (p.key, p.key, f"`{p.key}` was mistyped as `{typo}`",
                    _with_proposition(contract, p.key, key=typo))  # fmt: skip
 
 
@@ -201,7 +201,7 @@ def _min_relevance_lowered(contract: Contract, catalogue: Catalogue) -> Iterator
     if floor > 0:
         lowered = max(0.0, round(floor - MIN_RELEVANCE_STEP, 6))
         policy = contract.policy.model_copy(update={"min_relevance": lowered})
-        yield ("policy", None, f"the policy's min_relevance were lowered from {floor:g} to "
+        yield ("policy", None, f"the policy's `min_relevance` was lowered from {floor:g} to "
                f"{lowered:g}", contract.model_copy(update={"policy": policy}))  # fmt: skip
 
 
@@ -236,8 +236,9 @@ KINDS: dict[str, Kind] = {
     "key_mistyped": Kind(_key_mistyped, "pin the state of {p} in a scenario"),
     "max_items_raised": Kind(_max_items_raised, "add a scenario with more items supporting "
                              "{p} than it may rest on and pin its resource_ids"),
-    "min_relevance_lowered": Kind(_min_relevance_lowered, "add a scenario with an item just "
-                                  "below the floor and pin the admitted set"),
+    "min_relevance_lowered": Kind(_min_relevance_lowered, "add a scenario where an item "
+                                  "between the two floors corroborates a proposition that may "
+                                  "rest on several items, and pin its resource_ids"),
 }  # fmt: skip
 
 MUTATION_KINDS: tuple[str, ...] = tuple(KINDS)

@@ -1,5 +1,6 @@
-"""What the standard review shows for one scenario under one contract: its sweep's review
-flags (each with the sentence a reviewer reads), and the catalogue's problems.
+"""What the standard review shows for one scenario under one contract: its sweep, the review
+flags of that sweep (`compiler.relations.review_flags`), each with the sentence a reviewer
+reads, and the catalogue's problems.
 """
 
 from __future__ import annotations
@@ -7,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from compiler.models import CompileInput, CompileOutput, Contract
+from compiler.models import CompileInput, CompileOutput
+from compiler.relations import CORPUS, FlagKey, catalogue_problems, flag_key, review_flags
 
-Flag = tuple[str, str, str, str]
+__all__ = ["FlagKey", "catalogue_problems", "flags", "run_sweep"]
 
 
 def run_sweep(
@@ -20,27 +22,20 @@ def run_sweep(
 ) -> dict[str, Any]:
     from compiler.perturb import sweep
 
-    return sweep(document, weak_classes=weak_classes, compile_fn=compile_fn)
+    return sweep(
+        document, weak_classes=weak_classes, compile_fn=compile_fn, catalogue=dict(catalogue)
+    )
 
 
-def flags(report: Mapping[str, Any]) -> dict[Flag, str]:
-    """Each review flag of a sweep with the first message that raised it."""
-    found: dict[Flag, str] = {}
-    for row in report["perturbations"]:
-        for verdict in row["verdicts"]:
-            if verdict["kind"] == "violation":
-                key = (row["operator"], verdict["proposition"] or "", verdict["kind"],
-                       verdict["message"])  # fmt: skip
-                found.setdefault(key, verdict["message"])
-    return found
-
-
-def catalogue_problems(contract: Contract, catalogue: Mapping[str, int]) -> list[str]:
-    if not catalogue:
-        return []
-    return [
-        f"`{p.key}` accepts `{cls}`, which is not a class of the catalogue"
-        for p in contract.propositions
-        for cls in p.accepted_classes
-        if cls not in catalogue
-    ]
+def flags(report: Mapping[str, Any]) -> dict[FlagKey, str]:
+    """The sweep's review flags, each with the first message that raised it (for a reason a
+    reader understands; the keys alone carry no item ids and no sentence)."""
+    keys = review_flags(report)
+    messages: dict[FlagKey, str] = {}
+    verdicts = [(v, row["operator"]) for row in report["perturbations"] for v in row["verdicts"]]
+    verdicts += [(v, CORPUS) for v in report.get("corpus_findings", ())]
+    for verdict, operator in verdicts:
+        key = flag_key(verdict, operator)
+        if key in keys:
+            messages.setdefault(key, verdict["message"])
+    return messages

@@ -36,11 +36,13 @@ MAX_REASONS = 3
 
 @dataclass(frozen=True)
 class MutationCase:
-    """One scenario: its compile input (the contract inside) and the owner's expectations."""
+    """One scenario: its compile input (the contract inside) and the owner's expectations
+    (format 1), of the base and, optionally, of single perturbations of it."""
 
     name: str
     document: CompileInput
     expected: Mapping[str, Any] | None = None
+    variants: Sequence[tuple[Perturbation, Mapping[str, Any]]] = ()
 
 
 @dataclass
@@ -116,8 +118,10 @@ class _Original:
     case: MutationCase
     document: CompileInput
     output: CompileOutput
-    flags: dict[review.Flag, str]
+    flags: dict[review.FlagKey, str]
     inputs: list[_Input]
+    # each owner expectation of a variant, with the failures the contract itself has on it
+    variants: list[tuple[Perturbation, Mapping[str, Any], set[tuple[str, Any]]]]
 
 
 def run_mutation(
@@ -166,7 +170,12 @@ def _original(
     for row, (variant_input, output) in zip(report["perturbations"], variants, strict=True):
         perturbation = Perturbation(row["operator"], row["args"])
         inputs.append(_Input(case, perturbation, variant_input, observed(output, document)))
-    return _Original(case, document, base, review.flags(report), inputs)
+    pinned = []
+    for perturbation, expected in case.variants:
+        variant_input = perturbation.apply(document)
+        failing = _failing(compile_input(variant_input), variant_input, expected)
+        pinned.append((perturbation, expected, failing))
+    return _Original(case, document, base, review.flags(report), inputs, pinned)
 
 
 def _try(
@@ -201,7 +210,7 @@ def _try(
     reasons = [
         reason
         for original, document, output in bases
-        for reason in _broken_expectations(original, document, output)
+        for reason in _broken_expectations(original, document, output, compile_fn)
     ]
     if reasons:
         return MutantResult(mutant, KILLED, EXPECTATIONS, reasons[:MAX_REASONS])
@@ -209,23 +218,51 @@ def _try(
 
 
 def _broken_expectations(
-    original: _Original, document: CompileInput, output: CompileOutput
+    original: _Original,
+    document: CompileInput,
+    output: CompileOutput,
+    compile_fn: Callable[[CompileInput], CompileOutput],
 ) -> list[str]:
-    """The owner's expectations of a scenario that hold for the original and fail here."""
-    expected = original.case.expected
-    if not expected:
-        return []
+    """The owner's expectations of a scenario (its base's, then its variants') that hold for
+    the original and fail for the mutant (`document`, `output`: its base)."""
+    case = original.case
+    reasons = []
+    if case.expected:
+        held = _failing(original.output, original.document, case.expected)
+        reasons += [f"{case.name}: {_failure(f)}"
+                    for f in _failures(output, document, case.expected)
+                    if (f["what"], f["key"]) not in held]  # fmt: skip
+    for perturbation, expected, held in original.variants:
+        where = f"{case.name}, {perturbation.name}"
+        try:
+            variant_input = perturbation.apply(document)
+        except ValueError as exc:  # the mutant lacks what the perturbation names
+            reasons.append(f"{where}: cannot be run against the mistake ({exc})")
+            continue
+        reasons += [f"{where}: {_failure(f)}"
+                    for f in _failures(compile_fn(variant_input), variant_input, expected)
+                    if (f["what"], f["key"]) not in held]  # fmt: skip
+    return reasons
+
+
+def _failures(
+    output: CompileOutput, document: CompileInput, expected: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     from compiler.relations import output_failures
 
-    held = {
-        (f["what"], f["key"]) for f in output_failures(original.output, original.document, expected)
-    }
-    return [
-        f"{original.case.name}: expected {_what(f)} {_shown(f['expected'])}, "
-        f"got {_shown(f['actual'])}"
-        for f in output_failures(output, document, expected)
-        if (f["what"], f["key"]) not in held
-    ]
+    return output_failures(output, document, expected)
+
+
+def _failing(
+    output: CompileOutput, document: CompileInput, expected: Mapping[str, Any]
+) -> set[tuple[str, Any]]:
+    return {(f["what"], f["key"]) for f in _failures(output, document, expected)}
+
+
+def _failure(failure: Mapping[str, Any]) -> str:
+    return (
+        f"expected {_what(failure)} {_shown(failure['expected'])}, got {_shown(failure['actual'])}"
+    )
 
 
 def _what(failure: Mapping[str, Any]) -> str:

@@ -142,11 +142,16 @@ DISPENSE_REQUEST = {
 }
 
 
-def write_dispense_directory(root: Path, *, expected: dict[str, Any] | None = None) -> Path:
+def write_dispense_directory(
+    root: Path, *, expected: dict[str, Any] | None = None, min_relevance: float | None = None
+) -> Path:
     """A pharmacy test directory: contract.yaml with its catalogue, one corpus, one scenario."""
     (root / "corpora").mkdir(parents=True)
     (root / "scenarios").mkdir()
-    header = {"format": "evidence-compiler.tests/1", "contract": DISPENSE_CONTRACT,
+    contract = copy.deepcopy(DISPENSE_CONTRACT)
+    if min_relevance is not None:
+        contract["policy"] = {"min_relevance": min_relevance}
+    header = {"format": "evidence-compiler.tests/1", "contract": contract,
               "source_classes": DISPENSE_CLASSES}  # fmt: skip
     (root / "contract.yaml").write_text(yaml.safe_dump(header, sort_keys=False))
     corpus = {"directory": {}, "candidates": DISPENSE_POOL}

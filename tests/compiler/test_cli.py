@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mutation_fixtures import write_dispense_directory
 
 from compiler.cli import main
 
@@ -282,3 +283,91 @@ def test_a_byte_that_is_not_utf8_is_located_by_line_and_column(tmp_path):
     latin1.write_bytes(b'{\n  "request": "caf\xe9"}')
     code, _, err = run("compile", str(latin1))
     assert code == 2 and "byte 19 cannot be decoded (line 2 column 18)" in err
+
+
+# --- test --mutate, on a pharmacy's dispensing check ------------------------------------
+
+
+@pytest.fixture
+def pharmacy(tmp_path):
+    """The scenario pins only the prescription, and the floor on relevance never matters to
+    it: dropping `allergy_clear` survives, lowering the floor is equivalent."""
+    only_prescription = {"slots": {"prescription_valid": "supported"}}
+    return write_dispense_directory(tmp_path / "rx", expected=only_prescription,
+                                    min_relevance=0.3)  # fmt: skip
+
+
+def test_mutate_reports_each_mutant_with_advice_for_the_surviving_and_the_score(pharmacy):
+    code, out, _ = run("test", str(pharmacy), "--mutate")
+    assert code == 0  # no minimum: the plain run's exit
+    assert "passed: 21 of 21 hold" in out
+    assert (
+        "killed     weak_class_added:prescription_valid:counter_note: `counter_note`, a weak "
+        "class, became accepted for `prescription_valid`\n           by the standard review: "
+    ) in out
+    assert (
+        "SURVIVING  proposition_dropped:allergy_clear: `allergy_clear` was dropped from the "
+        "contract\n           if `allergy_clear` was dropped from the contract, no scenario "
+        "would notice: pin the state of `allergy_clear` in a scenario\n           proposed "
+        "scenario 'repeat-dispense-proposition-dropped-allergy-clear' (repeat-dispense): "
+        'expected {"slots": {"prescription_valid": "supported", "allergy_clear": "supported"}'
+    ) in out
+    assert "equivalent min_relevance_lowered:policy" in out
+    assert out.rstrip().endswith(
+        "19 mutants: 17 killed, 1 surviving, 1 equivalent; score 94% (17 of 18 killed)"
+    )
+
+
+@pytest.mark.parametrize(("minimum", "code"), [("0.9", 0), ("94", 0), ("0.95", 1), ("100", 1)])
+def test_mutate_exits_1_below_the_minimum_score(pharmacy, minimum, code):
+    got, out, _ = run("test", str(pharmacy), "--mutate", "--min-score", minimum)
+    assert got == code
+    assert ("FAILED: 19 mutants" in out) == (code == 1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["--min-score", "0.5"], "--min-score: needs --mutate"),
+     (["--mutate", "--min-score", "150"], "150 is not a score")],
+)  # fmt: skip
+def test_a_minimum_score_needs_mutate_and_a_score(pharmacy, argv, message):
+    code, _, err = run("test", str(pharmacy), *argv)
+    assert code == 2 and message in err
+
+
+def test_mutate_writes_one_junit_testcase_per_mutant_and_json_with_the_report(pharmacy, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    junit = tmp_path / "junit.xml"
+    code, out, _ = run("test", str(pharmacy), "--mutate", "--junit-xml", str(junit), "--json")
+    assert code == 0
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot().findall("testsuite")}
+    assert set(suites) == {"repeat-dispense", "mutation"}
+    mutation = suites["mutation"]
+    assert (mutation.get("tests"), mutation.get("failures"), mutation.get("skipped")) == (
+        "19", "1", "1"
+    )  # fmt: skip
+    cases = {c.get("name"): c for c in mutation.findall("testcase")}
+    failure = cases["proposition_dropped:allergy_clear"].find("failure")
+    assert failure.get("message").startswith("if `allergy_clear` was dropped from the contract")
+    assert json.loads(failure.text)["pool_from"] == "repeat-dispense"
+    assert cases["min_relevance_lowered:policy"].find("skipped") is not None
+    assert cases["required_dropped:allergy_clear"].find("failure") is None
+    report = json.loads(out)
+    assert report["passed"] is True
+    assert report["mutation"]["totals"]["surviving"] == 1
+    assert report["mutation"]["score"] == pytest.approx(17 / 18)
+
+
+def test_the_proposed_scenario_added_to_the_directory_kills_its_mutant(pharmacy):
+    _, out, _ = run("test", str(pharmacy), "--mutate", "--json")
+    (surviving,) = [m for m in json.loads(out)["mutation"]["mutants"] if m["status"] == "surviving"]
+    proposal = surviving["proposal"]
+    scenario = {"name": proposal["name"], "description": proposal["description"],
+                "request": proposal["request"], "directory": proposal["directory"],
+                "candidates": proposal["candidates"], "expected": proposal["expected"]}  # fmt: skip
+    (pharmacy / "scenarios" / "proposed.json").write_text(json.dumps(scenario))
+    code, out, _ = run("test", str(pharmacy), "--mutate", "--min-score", "1.0")
+    assert code == 0, out
+    assert "killed     proposition_dropped:allergy_clear" in out
+    assert "score 100% (18 of 18 killed)" in out

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 import yaml
 from atlas_bundle import ROOT, atlas_bundle, atlas_scenario, key_set
+from mutation_fixtures import write_dispense_directory
 
 from compiler.cli import main
 from compiler.contract_tests import NEEDS_YAML, ScenarioFile, file_schemas
@@ -192,3 +193,132 @@ def test_schema_tests_publishes_the_three_file_schemas():
     assert set(schemas) == {"contract", "scenario", "corpus"}
     assert schemas["scenario"]["title"] == ScenarioFile.__name__
     assert "expected" in schemas["scenario"]["required"]
+
+
+# --- Pinned meaning, and the catalogue, on a pharmacy's dispensing check ----------------
+
+
+@pytest.fixture
+def pharmacy(tmp_path):
+    return write_dispense_directory(tmp_path / "rx")
+
+
+PINNED = {
+    "slots": {"prescription_valid": "supported", "allergy_clear": "supported"},
+    "decision_ready": True,
+    "blocking": [],
+    "required": {"prescription_valid": True},
+    "resource_ids": {"prescription_valid": ["rx-E1"], "allergy_clear": ["allergy-R1"]},
+}
+
+
+def test_decision_ready_blocking_required_and_resource_ids_hold_when_pinned(pharmacy, tmp_path):
+    edit(pharmacy / "scenarios" / "repeat-dispense.yaml",
+         lambda data: data.update(expected=PINNED))  # fmt: skip
+    junit = tmp_path / "junit.xml"
+    code, out, err = run(pharmacy, "--junit-xml", junit)
+    assert code == 0, out + err
+    names = [c.get("name") for c in ET.parse(junit).iter("testcase")]
+    assert names[:7] == [
+        "slot prescription_valid is supported", "slot allergy_clear is supported",
+        "decision_ready is true", "blocking propositions", "slot prescription_valid required "
+        "is true", "slot prescription_valid resource ids", "slot allergy_clear resource ids",
+    ]  # fmt: skip
+
+
+def test_each_pinned_field_that_does_not_hold_fails_with_what_it_expected_and_got(pharmacy):
+    """A counter note ("the doctor phoned it in") must not stand in for the prescription:
+    pinned the wrong way round, every field says what it expected and what it got."""
+    wrong = {
+        "slots": {"prescription_valid": "supported"},
+        "decision_ready": False,
+        "blocking": ["allergy_clear"],
+        "required": {"prescription_valid": False},
+        "resource_ids": {"prescription_valid": ["counter-K1"]},
+    }
+    edit(pharmacy / "scenarios" / "repeat-dispense.yaml",
+         lambda data: data.update(expected=wrong))  # fmt: skip
+    code, out, _ = run(pharmacy)
+    assert code == 1
+    for message in (
+        "decision_ready is false: decision_ready: expected false, got true",
+        "blocking propositions: blocking: expected [allergy_clear], got []",
+        "slot prescription_valid required is false: slot prescription_valid required: "
+        "expected false, got true",
+        "slot prescription_valid resource ids: slot prescription_valid resource_ids: "
+        "expected [counter-K1], got [rx-E1]",
+    ):
+        assert message in out
+    assert "FAILED: 21 of 25 hold" in out  # 5 expectations, 4 fail; 20 perturbations hold
+
+
+def test_a_variant_can_pin_that_the_decision_is_no_longer_ready(pharmacy):
+    def hide_allergy_register(data):
+        data["variants"] = [{
+            "perturbation": {"operator": "hide", "args": {"candidate_id": "allergy-R1"}},
+            "expected": {"slots": {"allergy_clear": "unknown"}, "decision_ready": True,
+                         "blocking": ["allergy_clear"]},
+        }]  # fmt: skip
+
+    edit(pharmacy / "scenarios" / "repeat-dispense.yaml", hide_allergy_register)
+    code, out, _ = run(pharmacy)
+    assert code == 1
+    assert "hide(allergy-R1): decision_ready: expected true, got false" in out
+    assert "blocking: expected [allergy_clear]" not in out  # that one holds
+
+
+def test_pins_must_name_propositions_of_the_contract(pharmacy):
+    def name_unknown(data):
+        data["expected"].update(blocking=["refill_due"], required={"refill_due": True},
+                                resource_ids={"dose_checked": []})  # fmt: skip
+
+    edit(pharmacy / "scenarios" / "repeat-dispense.yaml", name_unknown)
+    code, out, _ = run(pharmacy, "--json")
+    assert code == 2
+    located = {tuple(e["loc"]) for e in json.loads(out)["errors"]}
+    assert located == {("expected", "blocking", "refill_due"),
+                       ("expected", "required", "refill_due"),
+                       ("expected", "resource_ids", "dose_checked")}  # fmt: skip
+
+
+def test_an_accepted_class_outside_the_directorys_catalogue_is_an_error(pharmacy):
+    def accept_counter_summary(data):
+        data["contract"]["propositions"][1]["accepted_classes"].append("ai_summary")
+
+    edit(pharmacy / "contract.yaml", accept_counter_summary)
+    code, out, err = run(pharmacy)
+    assert code == 2
+    assert (
+        "contract.yaml: contract.propositions[1].accepted_classes[1]: proposition "
+        "'allergy_clear' accepts 'ai_summary', which is not in the source-class catalogue"
+    ) in err
+    # loading reports it without refusing (the workbench's importer checks its own catalogue)
+    from compiler.contract_tests import load_tests
+
+    (problem,) = load_tests(pharmacy).outside_catalogue
+    assert problem["loc"] == ["contract", "propositions", 1, "accepted_classes", 1]
+    # without a catalogue there is nothing to check against
+    edit(pharmacy / "contract.yaml", lambda data: data.update(source_classes=[]))
+    assert run(pharmacy)[0] == 0
+
+
+def test_authority_tiers_are_numbers_or_their_names(pharmacy):
+    from compiler.contract_tests import load_tests
+
+    tests = load_tests(pharmacy)
+    assert tests.catalogue == {"e_prescription": 1, "paper_script": 3, "allergy_register": 1,
+                               "counter_note": 4}  # fmt: skip
+    edit(pharmacy / "contract.yaml",
+         lambda data: data["source_classes"][0].update(authority_tier="gospel"))  # fmt: skip
+    code, out, _ = run(pharmacy, "--json")
+    assert code == 2
+    (error,) = json.loads(out)["errors"]
+    assert error["loc"] == ["source_classes", 0, "authority_tier"]
+    assert "system_of_record" in error["msg"] and "'gospel'" in error["msg"]
+
+
+def test_schema_tests_shows_the_pinned_fields():
+    out = io.StringIO()
+    main(["schema", "--tests"], out, io.StringIO())
+    expected = json.loads(out.getvalue())["scenario"]["$defs"]["Expected"]["properties"]
+    assert {"decision_ready", "blocking", "required", "resource_ids"} <= set(expected)
