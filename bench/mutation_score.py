@@ -48,12 +48,15 @@ sys.path.insert(0, str(ROOT))
 from compiler import load_input  # noqa: E402
 from compiler.contract_tests import ContractFile, load_tests, read_document  # noqa: E402
 from compiler.contract_tests.files import SourceClassEntry  # noqa: E402
+from compiler.contract_tests.mutation import mutation_cases  # noqa: E402
 from compiler.models import CompileInput, CompileOutput, Contract  # noqa: E402
 from compiler.mutation import (  # noqa: E402
     EQUIVALENT,
     KILLED,
     MUTATION_KINDS,
     SURVIVING,
+    Mutant,
+    MutantResult,
     MutationCase,
     MutationReport,
     mutants,
@@ -64,8 +67,6 @@ from compiler.mutation import (  # noqa: E402
 from compiler.pipeline import compile_input  # noqa: E402
 
 DOMAINS = ROOT / "bench" / "domains"
-TIER_WORDS = {"system_of_record": 1, "approved_instrument": 2, "controlled_document": 3,
-              "informal": 4}  # fmt: skip
 SCORE_TARGET = 0.9
 DEMO_TARGET_SECONDS = 30.0
 
@@ -84,7 +85,7 @@ class Domain:
 
     @property
     def catalogue(self) -> dict[str, int]:
-        return {c.key: tier(c.authority_tier) for c in self.classes}
+        return {c.key: c.tier for c in self.classes}
 
     @property
     def weak(self) -> tuple[str, ...]:
@@ -97,17 +98,10 @@ class Domain:
         return list({c.id: c for case in self.cases for c in case.document.candidates}.values())
 
 
-def tier(value: int | str) -> int:
-    return value if isinstance(value, int) else TIER_WORDS[value]
-
-
 def load_domain(directory: Path) -> Domain:
     header = ContractFile.model_validate(read_document(directory / "contract.yaml"))
     tests = load_tests(directory)
-    cases = tuple(
-        MutationCase(case.name, case.document, case.expected.model_dump(exclude_none=True))
-        for case in tests.cases
-    )
+    cases = tuple(mutation_cases(tests))
     return Domain(directory.name, tests.contract, tuple(header.source_classes), cases)
 
 
@@ -302,7 +296,7 @@ def gas_floor_raised(d: Domain) -> Domain:
 
 def gas_tiers_as_numbers(d: Domain) -> Domain:
     """Write the catalogue's authority tiers as numbers instead of words."""
-    return _classes(d, lambda c: c.model_copy(update={"authority_tier": tier(c.authority_tier)}))
+    return _classes(d, lambda c: c.model_copy(update={"authority_tier": c.tier}))
 
 
 def gas_labels_reworded(d: Domain) -> Domain:
@@ -391,18 +385,22 @@ def measure_domain(domain: Domain, log: Callable[[str], None]) -> dict[str, Any]
         for r in standard.results
         if r.status == SURVIVING and r.proposal is not None
     ]
+    # A mutant the standard suite kills is killed again on the same scenarios (the review
+    # compares each scenario with itself), so only the others are run again: with the owner's
+    # expectations, then with the proposals added as scenarios too.
+    log(f"{domain.name}: the owner's expectations ...")
+    owner = _rerun(domain, found, standard.results, list(domain.cases))
     log(f"{domain.name}: mutation-aware tests ({len(proposals)} proposals added) ...")
-    aware = run_mutation(domain.contract, [*domain.cases, *proposals],
-                         catalogue=domain.catalogue, weak_classes=domain.weak,
-                         mutants=found)  # fmt: skip
+    aware = _rerun(domain, found, standard.results, [*domain.cases, *proposals])
     rows = []
-    for mutant, first, second in zip(found, standard.results, aware.results, strict=True):
+    for mutant, first, by_owner, second in zip(found, standard.results, owner, aware, strict=True):
         changes = first.status == SURVIVING or (
             first.status == KILLED and changes_an_output(mutant.contract, original.inputs)
         )
         rows.append({**mutant.to_json(), "changes_output": changes,
-                     "standard": _outcome(first), "aware": _outcome(second),
-                     "advice": second.advice or first.advice})  # fmt: skip
+                     "standard": _outcome(first), "owner": _outcome(by_owner),
+                     "aware": _outcome(second), "advice": second.advice or first.advice,
+                     "proposal": _shown_proposal(first.proposal)})  # fmt: skip
     log(f"{domain.name}: harmless edits ...")
     harmless = [harmless_row(edit, domain, original) for edit in HARMLESS[domain.name]]
     return {
@@ -412,10 +410,31 @@ def measure_domain(domain: Domain, log: Callable[[str], None]) -> dict[str, Any]
         "proposals_added": len(proposals),
         "seconds": {"standard_review": review_seconds, "mutation_standard": standard_seconds},
         "score_standard": standard.score,
-        "score_aware": aware.score,
+        "score_aware": MutationReport(aware).score,
         "mutants": rows,
         "harmless": harmless,
     }
+
+
+def _rerun(
+    domain: Domain,
+    found: Sequence[Mutant],
+    first: Sequence[MutantResult],
+    cases: Sequence[MutationCase],
+) -> list[MutantResult]:
+    """`first`'s results, with every mutant it did not kill run again on `cases`."""
+    again = [m for m, r in zip(found, first, strict=True) if r.status != KILLED]
+    results = run_mutation(domain.contract, cases, catalogue=domain.catalogue,
+                           weak_classes=domain.weak, mutants=again).results  # fmt: skip
+    by_key = {r.mutant.key: r for r in results}
+    return [by_key.get(m.key, r) for m, r in zip(found, first, strict=True)]
+
+
+def _shown_proposal(proposal: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A proposal without its pool (the JSON stays readable)."""
+    if proposal is None:
+        return None
+    return {k: proposal[k] for k in ("name", "based_on", "pool_from", "expected") if k in proposal}
 
 
 def _outcome(result: Any) -> dict[str, Any]:
@@ -449,6 +468,7 @@ def tally(domains: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     changing = [r for r in rows if r["changes_output"]]
     flagged = [r for r in changing if r["standard"]["status"] == KILLED]
     aware = [r for r in changing if r["aware"]["status"] == KILLED]
+    owner = [r for r in changing if r["owner"]["status"] == KILLED]
     harmless = [h for d in domains.values() for h in d["harmless"]]
     return {
         "by_kind": by_kind,
@@ -458,6 +478,7 @@ def tally(domains: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
             "changing_an_output": len(changing),
             "flagged_by_standard_suite": len(flagged),
             "share_flagged_by_standard_suite": len(flagged) / len(changing) if changing else None,
+            "killed_with_owner_expectations": len(owner),
             "killed_by_mutation_aware_tests": len(aware),
             "share_killed_by_mutation_aware_tests": len(aware) / len(changing)
             if changing
@@ -477,6 +498,10 @@ def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         "mutants": len(rows),
         "changing_an_output": sum(1 for r in rows if r["changes_output"]),
         "killed_standard": sum(1 for r in rows if r["standard"]["status"] == KILLED),
+        "flagged_changing": sum(
+            1 for r in rows if r["changes_output"] and r["standard"]["status"] == KILLED
+        ),
+        "killed_owner": sum(1 for r in rows if r["owner"]["status"] == KILLED),
         "killed_aware": sum(1 for r in rows if r["aware"]["status"] == KILLED),
         "surviving": sum(1 for r in rows if r["aware"]["status"] == SURVIVING),
         "equivalent": sum(1 for r in rows if r["aware"]["status"] == EQUIVALENT),
@@ -492,30 +517,39 @@ def print_figures(domains: Mapping[str, Mapping[str, Any]], totals: Mapping[str,
               f"added; standard review {d['seconds']['standard_review']:.2f} s, mutation "
               f"{d['seconds']['mutation_standard']:.2f} s")  # fmt: skip
     print()
-    header = ("kind", "mutants", "changes", "std killed", "aware killed", "surviving", "equiv")
-    print(f"{header[0]:<30}" + "".join(f"{h:>13}" for h in header[1:]))
-    keys = ("mutants", "changing_an_output", "killed_standard", "killed_aware", "surviving",
-            "equivalent")  # fmt: skip
+    header = ("kind", "mutants", "changes", "std killed", "of changes", "+owner", "+proposals",
+              "surviving", "equiv")  # fmt: skip
+    print(f"{header[0]:<28}" + "".join(f"{h:>11}" for h in header[1:]))
+    keys = ("mutants", "changing_an_output", "killed_standard", "flagged_changing",
+            "killed_owner", "killed_aware", "surviving", "equivalent")  # fmt: skip
     for kind, counts in [*totals["by_kind"].items(), ("total", totals["total"])]:
-        print(f"{kind:<30}" + "".join(f"{counts[k]:>13}" for k in keys))
-    print("  (changes: the mutant changes an output of the suite; std killed: the standard suite,")
-    print("   no owner expectations; aware killed: with the owner's expectations and the")
-    print("   proposals; surviving / equiv: after the mutation-aware tests)")
+        print(f"{kind:<28}" + "".join(f"{counts[k]:>11}" for k in keys))
+    print("  changes: the mutant changes an output of the suite (a base or a standard variant)")
+    print("  std killed: flagged by the standard suite, no owner expectations; of changes: those")
+    print("    of them that change an output")
+    print("  +owner: killed once the owner's expectations are added")
+    print("  +proposals: killed by the mutation-aware tests (the owner's expectations and each")
+    print("    survivor's proposal as a scenario); surviving / equiv: after those")
     print()
     print("still surviving the standard suite:")
     for name, d in domains.items():
         for r in d["mutants"]:
             if r["changes_output"] and r["standard"]["status"] != KILLED:
                 after = r["aware"]["status"]
-                print(f"  {name}: {r['key']} (with mutation-aware tests: {after})")
+                by_owner = r["owner"]["status"]
+                print(f"  {name}: {r['key']} (owner's expectations: {by_owner}, "
+                      f"mutation-aware tests: {after})")  # fmt: skip
     print()
     harmless = [(name, h) for name, d in domains.items() for h in d["harmless"]]
     flagged = [(name, h) for name, h in harmless if h["flagged"]]
     print(f"harmless edits: {len(harmless)}, flagged {len(flagged)}, changing an output "
           f"{sum(1 for _, h in harmless if h['changes_output'])}")  # fmt: skip
     for name, h in flagged:
-        what = [" / ".join(f[1:]) for f in h["new_flags"][:3]] + h["new_catalogue_problems"][:3]
-        print(f"  FLAGGED {name}: {h['name']}: {'; '.join(what)}")
+        scenarios: dict[str, list[str]] = {}
+        for scenario, *flag in h["new_flags"]:
+            scenarios.setdefault(" / ".join(flag), []).append(scenario)
+        what = [f"{flag} (on {len(names)} scenarios)" for flag, names in scenarios.items()]
+        print(f"  FLAGGED {name}: {h['name']}: {'; '.join(what + h['new_catalogue_problems'])}")
     head = totals["headline"]
     share = head["share_flagged_by_standard_suite"]
     aware = head["share_killed_by_mutation_aware_tests"]
@@ -523,7 +557,12 @@ def print_figures(domains: Mapping[str, Mapping[str, Any]], totals: Mapping[str,
     print(f"standard suite flags {head['flagged_by_standard_suite']} of "
           f"{head['changing_an_output']} mistakes that change an output "
           f"({_pct(share)}; target at least {SCORE_TARGET:.0%})")  # fmt: skip
-    print(f"mutation-aware tests kill {head['killed_by_mutation_aware_tests']} of them "
+    print(
+        f"with the owners' expectations {head['killed_with_owner_expectations']} of them are "
+        f"killed; ",
+        end="",
+    )
+    print(f"mutation-aware tests kill {head['killed_by_mutation_aware_tests']} "
           f"({_pct(aware)}); {head['flagged_without_changing_an_output']} further mistakes "
           f"flagged that change no output")  # fmt: skip
     print(f"harmless edits flagged: {head['harmless_edits_flagged']} of {head['harmless_edits']} "
