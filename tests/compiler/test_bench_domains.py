@@ -7,20 +7,20 @@ several classes in precedence), would make its figures meaningless."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from compiler.cli import main
 from compiler.contract_tests import ContractFile, load_tests, read_document
+from compiler.models import Contract
 
-DOMAINS = sorted(
-    path
-    for path in (Path(__file__).resolve().parents[2] / "bench" / "domains").iterdir()
-    if path.is_dir()
-)
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+DOMAINS = sorted(path for path in (BENCH / "domains").iterdir() if path.is_dir())
 
 
 def test_there_are_three_domains_none_of_them_the_demos():
@@ -82,3 +82,23 @@ def test_each_domain_carries_what_the_owners_mistakes_act_on(directory):
     assert stories == {True, False}, "one story goes through a delegation"
     assert any(c.superseded or c.superseded_by for c in corpus.values())
     assert any(c.valid_to is not None for c in corpus.values())
+
+
+def test_the_harmless_edits_each_change_something_and_keep_the_contract_valid():
+    """The benchmark's harmless edits stay real edits of valid contracts, whose accepted
+    classes the catalogue still holds, as the domains evolve."""
+    spec = importlib.util.spec_from_file_location("mutation_score", BENCH / "mutation_score.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    assert sorted(bench.HARMLESS) == [d.name for d in DOMAINS]
+    assert sum(len(edits) for edits in bench.HARMLESS.values()) >= 20
+    for name, edits in bench.HARMLESS.items():
+        domain = bench.load_domain(BENCH / "domains" / name)
+        for edit in edits:
+            edited = edit(domain)
+            assert (edited.contract, edited.classes) != (domain.contract, domain.classes), edit
+            Contract.model_validate(edited.contract.model_dump(mode="json"))
+            accepted = {c for p in edited.contract.propositions for c in p.accepted_classes}
+            assert accepted <= set(edited.catalogue), edit
