@@ -30,23 +30,13 @@ OLD_OPERATORS = frozenset(
 
 
 SUITES = ("old", "verdicts", "probes")
-PROBE_OPERATORS = frozenset(
-    {
-        "precedence",
-        "swap_purpose",
-        "promote_classes",
-        "contradict_classes",
-        "remove_support",
-        "crowd",
-    }
-)
 
 
 def time_suite(
     documents: list[dict], weak: list[str], tiers: dict[str, int], suite: str
 ) -> tuple[int, float]:
     from compiler import compile_input, load_input
-    from compiler.perturb import flips, slot_states, standard_suite, sweep
+    from compiler.perturb import PROBE_OPERATORS, flips, slot_states, standard_suite, sweep
 
     compiles = 0
     started = time.perf_counter()

@@ -100,3 +100,20 @@ class Result(StrEnum):
     COMPILED = "compiled"
     REFUSED = "refused"
     INVALID = "invalid"
+
+
+AUTHORITY_TIERS = {
+    "system_of_record": 1,
+    "approved_instrument": 2,
+    "controlled_document": 3,
+    "informal": 4,
+}
+"""The catalogue's authority tiers by name; 1 is the most authoritative."""
+
+
+def authority_tier(value: int | str) -> int:
+    """A class's authority tier as a number: 1..4, or its name (`AUTHORITY_TIERS`)."""
+    if isinstance(value, bool) or value not in (*AUTHORITY_TIERS.values(), *AUTHORITY_TIERS):
+        names = ", ".join(AUTHORITY_TIERS)
+        raise ValueError(f"authority_tier must be 1 to 4 or one of {names}, not {value!r}")
+    return AUTHORITY_TIERS[value] if isinstance(value, str) else value

@@ -24,6 +24,7 @@ from compiler.contract_tests import FORMAT as TESTS_FORMAT
 from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import DecisionType, SourceClass
+from scenarios import expectations
 from scenarios.models import Corpus, Scenario
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -101,11 +102,8 @@ def zip_bytes(files: dict[str, str], *, root: str) -> bytes:
 
 
 def _scenario_state(scenario: Scenario) -> dict[str, Any]:
-    expected: dict[str, Any] = {"slots": dict(scenario.expected_slots)}
-    if scenario.expected_admitted is not None:
-        expected["admitted"] = list(scenario.expected_admitted)
-    if scenario.expected_rejected is not None:
-        expected["rejected"] = list(scenario.expected_rejected)
+    # Only what the scenario checks: the `expected:` mapping the compiler's tests read.
+    expected = expectations.expected_document(scenario)
     request = {k: v for k, v in scenario.request_document().items() if v is not None}
     return {"description": scenario.description, "request": request,
             "corpus": file_stem(scenario.corpus.name), "expected": expected}  # fmt: skip

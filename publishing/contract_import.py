@@ -41,8 +41,10 @@ from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import NOT_ALLOWED, Actor, EditConflict
+from scenarios import expectations
 from scenarios import services as scenario_services
 from scenarios.models import Corpus, Scenario
+from scenarios.selectors import known_values
 
 from .contract_apply import apply_contract, check_classes
 from .contract_files import _scenario_state, file_stem
@@ -99,7 +101,8 @@ def _files_of(directory: Path, sub: str) -> list[Path]:
 
 
 def _scenario_file_state(scenario: ScenarioFile) -> dict[str, Any]:
-    expected = scenario.expected.model_dump(exclude_none=True)
+    # What the file checks, as an export of the scenario it would make writes it.
+    expected = expectations.normalised(scenario.expected.model_dump())
     request = {"delegation": None, "named": [], "roles": [], **scenario.request}
     request = {k: v for k, v in request.items() if v is not None}
     return {"description": scenario.description, "request": request,
@@ -130,12 +133,13 @@ def import_plan(decision_type: DecisionType, directory: Path) -> ImportPlan:
         )
     corpora = {p.stem: CorpusFile.model_validate(read_document(p))
                for p in _files_of(directory, "corpora")}  # fmt: skip
-    scenarios = [ScenarioFile.model_validate(read_document(p))
-                 for p in _files_of(directory, "scenarios")]  # fmt: skip
+    paths = _files_of(directory, "scenarios")
+    scenarios = [ScenarioFile.model_validate(read_document(p)) for p in paths]
     version = selectors.current_version(decision_type=decision_type)
     draft = contract_document(version) if version is not None else None
     imported = header.contract.model_dump(mode="json")
     check_classes(imported, draft, file=contract_name)
+    _check_pins(decision_type, imported, dict(zip(paths, scenarios, strict=True)))
     same = draft is not None and _comparable(draft) == _comparable(imported)
     changes = [] if same or draft is None else contract_changes(draft, imported)
     plan = ImportPlan(decision_type, changes, _contract=imported, _corpora=corpora,
@@ -160,6 +164,27 @@ def import_plan(decision_type: DecisionType, directory: Path) -> ImportPlan:
         "scenarios": plan.scenarios,
     })  # fmt: skip
     return plan
+
+
+PIN_PROBLEM = "scenarios/{file}: {problem}"
+
+
+def _check_pins(
+    decision_type: DecisionType, imported: dict[str, Any], files: dict[Path, ScenarioFile]
+) -> None:
+    """Each scenario file's pins as the scenario services will check them once confirmed
+    (`scenarios.expectations.clean_pins`), refused here with the file named, so a plan that
+    shows is a plan that applies: a pin may name a proposition of the file's contract or of
+    any version of the type."""
+    known = set(known_values(decision_type=decision_type).propositions)
+    known |= {p["key"] for p in imported["propositions"]}
+    for path, scenario in files.items():
+        fields = expectations.scenario_fields(scenario.expected.model_dump())
+        try:
+            expectations.clean_pins(fields, known)
+        except ValidationError as exc:
+            problems = [PIN_PROBLEM.format(file=path.name, problem=m) for m in exc.messages]
+            raise ValidationError(problems) from None
 
 
 def _plan_suite(plan: ImportPlan, decision_type: DecisionType) -> None:
@@ -243,9 +268,8 @@ def _write_suite(actor: Actor, decision_type: DecisionType, plan: ImportPlan) ->
             "purpose": request["purpose"], "entity": request["entity"],
             "decision_date": dt.date.fromisoformat(str(request["decision_date"])),
             "token_budget": request["token_budget"], "delegation": request.get("delegation"),
-            "named": request.get("named", []), "expected_slots": dict(scenario.expected.slots),
-            "expected_admitted": scenario.expected.admitted,
-            "expected_rejected": scenario.expected.rejected,
+            "named": request.get("named", []),
+            **expectations.scenario_fields(scenario.expected.model_dump()),
             "description": scenario.description,
         }  # fmt: skip
         corpus_row = corpora[scenario.corpus or ""]

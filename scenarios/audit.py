@@ -15,3 +15,6 @@ class Action:
     RUN_FINISHED = "run.finished"
     RUN_FAILED = "run.failed"
     RUN_PRUNED = "run.pruned"
+    STRENGTH_STARTED = "strength.started"
+    STRENGTH_FINISHED = "strength.finished"
+    STRENGTH_FAILED = "strength.failed"

@@ -7,7 +7,8 @@
   (through `contracts.documents`, the only builder of that document) and its corpus.
 * `sweep_scenario` compiles the base and the standard perturbation suite, timing each compile;
   each variant's `flips` also carries its `verdict` and `verdicts` (`compiler.relations`).
-* `expectation_failures` compares a base compile with what the scenario expects.
+* `expectation_failures` compares a base compile with what the scenario expects (its slots,
+  id sets and pins, `scenarios.expectations`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from compiler import (
 )
 from compiler.models import Candidate, Contract, Directory
 from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
-from compiler.relations import VariantExpectation, slot_failures
+from compiler.relations import VariantExpectation, output_failures
 
 from .corpus_input import (  # noqa: F401 - re-exported: compiling is where callers look
     CORPUS_KEYS,
@@ -288,46 +289,27 @@ def rejected_ids(output: CompileOutput) -> set[str]:
 
 
 def expectation_failures(
-    output: CompileOutput,
-    states: Mapping[str, str],
-    *,
-    expected_slots: Mapping[str, str],
-    expected_admitted: Sequence[str] | None = None,
-    expected_rejected: Sequence[str] | None = None,
+    output: CompileOutput, document: CompileInput, expected: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
-    """What differs from the expectations: one entry per slot, plus admitted/rejected sets."""
-    failures = slot_failures(states, expected_slots)  # the check of variant expectations too
-    if expected_admitted is not None:
-        actual_admitted = sorted(admitted_in(output))
-        if sorted(expected_admitted) != actual_admitted:
-            failures.append(
-                {
-                    "what": "admitted",
-                    "key": "admitted",
-                    "expected": sorted(expected_admitted),
-                    "actual": actual_admitted,
-                }
-            )
-    if expected_rejected is not None:
-        actual_rejected = sorted(rejected_ids(output))
-        if sorted(expected_rejected) != actual_rejected:
-            failures.append(
-                {
-                    "what": "rejected",
-                    "key": "rejected",
-                    "expected": sorted(expected_rejected),
-                    "actual": actual_rejected,
-                }
-            )
-    return failures
+    """What a base compile does not give of the scenario's expectations (`expected`: the
+    `expected:` document, `scenarios.expectations.expected_document`): one row per slot,
+    then decision_ready, the blocking set, each pinned slot's `required` and resource ids,
+    and the admitted/rejected sets (`compiler.relations.output_failures`, the check the
+    contract-test files run too)."""
+    return output_failures(output, document, expected)
 
 
 def expectations_from(output: CompileOutput, states: Mapping[str, str]) -> dict[str, Any]:
-    """The expectations that this compile would meet exactly."""
+    """The expectations that this compile would meet exactly, every pin included (the
+    scenario's field names; `scenarios.expectations`)."""
     return {
         "expected_slots": dict(states),
         "expected_admitted": sorted(admitted_in(output)),
         "expected_rejected": sorted(rejected_ids(output)),
+        "expected_decision_ready": output.decision_ready,
+        "expected_blocking": sorted(output.blocking),
+        "expected_required": {s.proposition: s.required for s in output.slots},
+        "expected_resource_ids": {s.proposition: list(s.resource_ids) for s in output.slots},
     }
 
 

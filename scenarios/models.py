@@ -12,7 +12,7 @@ nothing of them.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -23,7 +23,9 @@ from compiler.codes import SlotState
 from compiler.perturb import REFUSED
 from contracts.models import ContractVersion, DecisionType
 
+from .expectations import PIN_FIELDS, clean_pins
 from .fields import ResultJSONField
+from .run_state import RunProgress, RunStatus
 
 # What a slot can read in a stored result, and so what a scenario may expect of it: the
 # compiler's slot states, then `refused` (every slot of a refused compile reads so). The one
@@ -112,6 +114,15 @@ class Scenario(models.Model):
     # Optional: the exact admitted ids / rejected ids, or null for "not checked".
     expected_admitted = models.JSONField(null=True, blank=True)
     expected_rejected = models.JSONField(null=True, blank=True)
+    # Pins on the output's meaning (`scenarios.expectations`; the `expected:` mapping of a
+    # contract-test file): whether the decision is ready (null: not checked), exactly which
+    # propositions block it (null: not checked), each named slot's `required` flag
+    # {"proposition": true | false} and its resource ids in order {"proposition": [ids]}
+    # (a proposition left out is not checked).
+    expected_decision_ready = models.BooleanField(null=True, blank=True)
+    expected_blocking = models.JSONField(null=True, blank=True)
+    expected_required = models.JSONField(default=dict, blank=True)
+    expected_resource_ids = models.JSONField(default=dict, blank=True)
     # Owners' expectations on single perturbations: a list of
     # compiler.relations.VariantExpectation dicts ({operator, args, proposition, state}).
     variant_expectations = models.JSONField(default=list, blank=True)
@@ -135,6 +146,13 @@ class Scenario(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        # The pins' shape (a list, booleans, no duplicate); the services also check their
+        # propositions against the decision type's (`scenarios.expectations.clean_pins`).
+        pins = clean_pins({field: getattr(self, field) for field in PIN_FIELDS}, None)
+        for field, value in pins.items():
+            setattr(self, field, value)
+
     def request_document(self) -> dict[str, Any]:
         """The request as the compiler's JSON."""
         return {
@@ -150,16 +168,8 @@ class Scenario(models.Model):
         }
 
 
-class SuiteRun(models.Model):
+class SuiteRun(RunProgress, models.Model):
     """One run: every scenario of a decision type (or one of them) against one version."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        FINISHED = "finished", "Finished"
-        FAILED = "failed", "Failed"
-
-    ACTIVE: ClassVar[frozenset[str]] = frozenset({Status.QUEUED, Status.RUNNING})
 
     decision_type = models.ForeignKey(
         DecisionType, on_delete=models.PROTECT, related_name="suite_runs"
@@ -171,7 +181,7 @@ class SuiteRun(models.Model):
     scenario = models.ForeignKey(
         Scenario, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
     )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     total = models.PositiveIntegerField(default=0)  # scenarios to compile
     done = models.PositiveIntegerField(default=0)  # scenarios compiled so far
     # What was compiled: the contract's sha256 and the weak classes substituted.
@@ -208,16 +218,6 @@ class SuiteRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.version}"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE
-
-    @property
-    def percent(self) -> int:
-        if self.status == self.Status.FINISHED:
-            return 100
-        return round(100 * self.done / self.total) if self.total else 0
 
 
 class SuiteRunChunk(models.Model):
@@ -294,7 +294,9 @@ class ScenarioResult(models.Model):
     # verdict summary adds up. Variants judged alike store the same value, so the summary
     # groups by it and never reads `flips`. Null on a base and a variant without verdicts.
     verdict_counts = ResultJSONField(null=True, blank=True)
-    # [{"what": "slot"|"admitted"|"rejected", "key": ..., "expected": ..., "actual": ...}]
+    # [{"what": "slot"|"admitted"|"rejected"|"decision_ready"|"blocking"|"required"|
+    #   "resource_ids"|"input", "key": ..., "expected": ..., "actual": ...}]
+    # (`compiler.relations.output_failures`; rows stored before the pins hold the first three).
     expectation_failures = ResultJSONField(default=list, blank=True)
     # The base's input as the compiler serialised it (what `input_sha256` hashes): what a
     # variant is compiled again from. Null on a variant and an invalid scenario. Last in the
@@ -390,3 +392,7 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker} at {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+# Defined in a module of its own; imported here so Django registers it with this app.
+from .strength_models import MutationRun  # noqa: E402, F401

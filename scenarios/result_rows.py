@@ -12,6 +12,7 @@ import orjson
 from compiler import InvalidInput
 
 from . import compiling
+from .expectations import expected_document
 from .models import Corpus, CorpusCandidate, Scenario, SuiteRun
 
 
@@ -141,11 +142,7 @@ def _base_row(
         "output_json": base.output_json,
         "slot_states": base.slot_states,
         "expectation_failures": compiling.expectation_failures(
-            base.output,
-            base.slot_states,
-            expected_slots=scenario.expected_slots,
-            expected_admitted=scenario.expected_admitted,
-            expected_rejected=scenario.expected_rejected,
+            base.output, base.document, expected_document(scenario)
         ),
     }
 

@@ -19,8 +19,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Q
 from django.db.models.fields.json import KT
+
+from compiler.perturb import PROBE_OPERATORS
 
 from .models import SuiteRun
 from .result_rows import json_text
@@ -47,10 +49,16 @@ def verdict_groups(run: SuiteRun, *, stored: bool = True) -> list[VerdictGroup]:
 
 def state_groups(run: SuiteRun, *, stored: bool = True) -> list[StateGroup]:
     """The run's rows grouped by their stored slot states, with how many in each (those the
-    run keeps, if `stored`)."""
+    run keeps, if `stored`), but the contract probes' (`PROBE_OPERATORS`): their items are made
+    up to question the contract, not what the scenarios exercise."""
     if stored and "states" in (run.groups or {}):
         return run.groups["states"]
-    rows = run.results.values_list("slot_states").annotate(rows=Count("pk")).order_by()
+    probes = Q()
+    for operator in sorted(PROBE_OPERATORS):
+        probes |= Q(perturbation=operator) | Q(perturbation__startswith=f"{operator}(")
+    rows = (
+        run.results.exclude(probes).values_list("slot_states").annotate(rows=Count("pk")).order_by()
+    )
     return [[states or {}, count] for states, count in rows]
 
 
@@ -76,8 +84,10 @@ class GroupTally:
         self.states: dict[str, int] = {}  # slot states' text -> rows
 
     def count(self, operator: str | None, counts: str | None, states: str, position: int) -> None:
-        """One row: a variant's `operator` (None on a base, which only its states count)."""
-        self.states[states] = self.states.get(states, 0) + 1
+        """One row: a variant's `operator` (None on a base, which only its states count). A
+        contract probe's states are not counted: coverage is what the scenarios exercise."""
+        if operator not in PROBE_OPERATORS:
+            self.states[states] = self.states.get(states, 0) + 1
         if operator is None:
             return
         group = self.verdicts.get((operator, counts))

@@ -43,3 +43,15 @@ def execute_suite_run(run_id: int) -> dict[str, Any]:
     with stopping.handing_back_on_signals():
         run = runner.run_execute(run_id=run_id, hand_back=_requeue)
     return {"run": run.pk, "status": run.status, "summary": run.summary}
+
+
+@task
+def execute_mutation_run(run_id: int) -> dict[str, Any]:
+    """A suite-strength run (`strength_runner.mutation_execute`): the version's contract
+    mutated in every way the engine knows, the scenarios run against each mutant."""
+    # Imported here: the mutation engine is loaded by the worker that runs one, not by
+    # every process that imports the tasks to enqueue them.
+    from . import strength_runner
+
+    run = strength_runner.mutation_execute(run_id=run_id)
+    return {"strength_run": run.pk, "status": run.status}

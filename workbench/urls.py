@@ -9,6 +9,7 @@ from .views import editor as views
 from .views import impact as impact_views
 from .views import keys as key_views
 from .views import review as review_views
+from .views import strength as strength_views
 from .views import versions as version_views
 
 version = "types/<str:key>/v<int:number>/"
@@ -72,6 +73,15 @@ urlpatterns = [
     path(version + "review/", review_views.version_review, name="version_review"),
     path(version + "impact/", impact_views.version_impact, name="version_impact"),
     path(version + "impact/retry/", impact_views.version_impact_retry, name="version_impact_retry"),
+    path(version + "strength/", strength_views.version_strength, name="version_strength"),
+    path(
+        version + "strength/start/",
+        strength_views.version_strength_start,
+        name="version_strength_start",
+    ),
+    path(
+        version + "strength/add/", strength_views.version_strength_add, name="version_strength_add"
+    ),
     path(version + "bundle.json", key_views.version_bundle, name="version_bundle"),
     path(version + "submit/", review_views.version_submit, name="version_submit"),
     path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from compiler.codes import authority_tier
 from compiler.errors import InvalidInput
 
 from . import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
@@ -18,15 +19,6 @@ def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise InvalidInput([{"loc": ["--top-k"], "msg": "must be at least 1"}])
     _write(out, compare(_load(args.input), args.top_k))
     return EXIT_OK
-
-
-TIER_NUMBERS = {
-    "system_of_record": 1,
-    "approved_instrument": 2,
-    "controlled_document": 3,
-    "informal": 4,
-}
-"""The catalogue's authority tiers by name (`--tier CLASS=informal` is `--tier CLASS=4`)."""
 
 
 def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -42,13 +34,10 @@ def sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not cls or not tier:
             raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}' is not CLASS=TIER"}])
         tiers[cls] = tier
-        number = TIER_NUMBERS.get(tier, tier)
-        if not (isinstance(number, int) or number.isdigit()):
-            raise InvalidInput([{"loc": ["--tier"], "msg": (
-                f"'{given}': the tier is a number (1 the most authoritative) or one of "
-                f"{', '.join(TIER_NUMBERS)}"
-            )}])  # fmt: skip
-        catalogue[cls] = int(number)
+        try:
+            catalogue[cls] = authority_tier(int(tier) if tier.isdigit() else tier)
+        except ValueError as exc:
+            raise InvalidInput([{"loc": ["--tier"], "msg": f"'{given}': {exc}"}]) from None
     expectations: list[VariantExpectation] = []
     if args.expectations:
         try:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from compiler.codes import authority_tier
 from compiler.models import Contract
 
 FORMAT = "evidence-compiler.tests/1"
@@ -89,16 +90,6 @@ class CorpusFile(_File):
 
 
 # The catalogue's authority tiers by name, 1 the most authoritative.
-TIER_WORDS = {"system_of_record": 1, "approved_instrument": 2, "controlled_document": 3,
-              "informal": 4}  # fmt: skip
-
-
-def authority_tier(value: int | str) -> int:
-    """A class's authority tier as a number: 1..4, or its name (`TIER_WORDS`)."""
-    if isinstance(value, bool) or value not in (*TIER_WORDS.values(), *TIER_WORDS):
-        names = ", ".join(TIER_WORDS)
-        raise ValueError(f"authority_tier must be 1 to 4 or one of {names}, not {value!r}")
-    return TIER_WORDS[value] if isinstance(value, str) else value
 
 
 class SourceClassEntry(_File):

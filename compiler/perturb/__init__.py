@@ -97,6 +97,7 @@ from .probes import (  # noqa: F401
     CROWD_PREFIX,
     LOW_RELEVANCE,
     PRECEDENCE_PREFIX,
+    PROBE_OPERATORS,
     PROMOTION_PREFIX,
     contradict_classes,
     crowd,

@@ -36,6 +36,19 @@ from .operators import (
     hide,
 )
 
+PROBE_OPERATORS = frozenset(
+    {
+        "precedence",
+        "swap_purpose",
+        "promote_classes",
+        "contradict_classes",
+        "remove_support",
+        "crowd",
+    }
+)
+"""The contract probes' operators: their items are made up to question the contract, so what
+they show is not what the scenarios exercise (a run's coverage leaves them out)."""
+
 PRECEDENCE_PREFIX = "precedence:"
 PROMOTION_PREFIX = "promotion:"
 CONTRADICTION_PREFIX = "contradiction:"

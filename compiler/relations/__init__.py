@@ -33,7 +33,7 @@ from compiler.perturb import (  # noqa: F401
     WEAK_PROMOTION_PREFIX,
 )
 
-from .corpus import corpus_findings
+from .corpus import corpus_findings, purpose_findings
 from .expectations import (  # noqa: F401
     PINS,
     VariantExpectation,
@@ -72,6 +72,7 @@ __all__ = [
     "output_failures",
     "review_flags",
     "corpus_findings",
+    "purpose_findings",
     "expectation_failures",
     "judge",
     "label",

@@ -46,3 +46,22 @@ def corpus_findings(
                 message=f"no item of the corpus can ever support {p.key} (it accepts {accepted})",
             ))  # fmt: skip
     return findings
+
+
+def purpose_findings(contract: Any, purposes_used: Iterable[str]) -> list[Verdict]:
+    """Each purpose the contract permits that no scenario asks for: a finding (cause: the
+    purpose), since no scenario shows what the contract admits for it — an adjacent analytics
+    or research purpose added by mistake goes unseen."""
+    used = set(purposes_used)
+    return [
+        Verdict(
+            kind=FINDING,
+            proposition=None,
+            perturbation=None,
+            cause=purpose,
+            message=f"the contract permits {purpose}, which no scenario asks for: nothing shows "
+            "what it admits for it",
+        )  # fmt: skip
+        for purpose in contract.purposes
+        if purpose not in used
+    ]

@@ -240,7 +240,8 @@ def _per_proposition(
             if flip["proposition"] in rows:
                 rows[flip["proposition"]]["flips"] += 1
         for failure in entry["newly_failing"]:
-            if failure["what"] == "slot" and failure["key"] in rows:
+            # The failures about one proposition: its state, `required` or resource ids.
+            if failure["what"] in ("slot", "required", "resource_ids") and failure["key"] in rows:
                 rows[failure["key"]]["newly_failing"] += 1
     return list(rows.values())
 

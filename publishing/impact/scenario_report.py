@@ -95,14 +95,9 @@ def _cannot_compile(entry: dict[str, Any], exc: InvalidInput) -> dict[str, Any]:
 
 def _failures(scenario: Any, base: Any) -> list[dict[str, Any]]:
     from scenarios import compiling
+    from scenarios.expectations import expected_document
 
-    return compiling.expectation_failures(
-        base.output,
-        base.slot_states,
-        expected_slots=scenario.expected_slots,
-        expected_admitted=scenario.expected_admitted,
-        expected_rejected=scenario.expected_rejected,
-    )
+    return compiling.expectation_failures(base.output, base.document, expected_document(scenario))
 
 
 def _published_side(

@@ -70,6 +70,8 @@ def failure_text(name: str, failure: Mapping[str, Any], *, newly: bool) -> str:
                 f"it would be {actual}."
             )
         return f"{lead} its expectation for '{failure['key']}' ({expected})."
+    if failure["what"] in PIN_SENTENCES:
+        return PIN_SENTENCES[failure["what"]](lead, failure, newly)
     if failure["what"] in ("admitted", "rejected"):
         what = failure["what"]
         expected_set, actual_set = set(failure["expected"]), set(failure["actual"])
@@ -81,6 +83,49 @@ def failure_text(name: str, failure: Mapping[str, Any], *, newly: bool) -> str:
         detail = f" ({'; '.join(details)})" if details and newly else ""
         return f"{lead} its expectation of exactly which items are {what}{detail}."
     return f"{lead} its expectation: {failure['key']} {failure['actual']}."
+
+
+def _ready_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+    expected = "ready" if failure["expected"] else "not ready"
+    actual = "be ready" if failure["actual"] else "not be ready"
+    tail = f" (it would {actual})" if newly else ""
+    return f"{lead} its expectation that the decision is {expected}{tail}."
+
+
+def _required_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+    expected = "required" if failure["expected"] else "optional"
+    actual = failure["actual"]
+    now = ("required" if actual else "optional") if isinstance(actual, bool) else "missing"
+    tail = f" (it would be {now})" if newly else ""
+    return f"{lead} its expectation that '{failure['key']}' is {expected}{tail}."
+
+
+def _resources_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+    expected = names(list(failure["expected"] or ()))
+    actual = failure["actual"]
+    now = names(list(actual)) if isinstance(actual, list | tuple) else "no such slot"
+    tail = f" (it would rest on {now})" if newly else ""
+    return f"{lead} its expectation that '{failure['key']}' rests on {expected}, in order{tail}."
+
+
+def _blocking_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+    expected, actual = set(failure["expected"] or ()), set(failure["actual"] or ())
+    details = []
+    if actual - expected:
+        details.append(f"{names(sorted(actual - expected))} would block it too")
+    if expected - actual:
+        details.append(f"{names(sorted(expected - actual))} would no longer block it")
+    detail = f" ({'; '.join(details)})" if details and newly else ""
+    return f"{lead} its expectation of exactly which propositions block the decision{detail}."
+
+
+# The pins on the decision and on a slot's meaning (`scenarios.expectations`).
+PIN_SENTENCES = {
+    "decision_ready": _ready_text,
+    "blocking": _blocking_text,
+    "required": _required_text,
+    "resource_ids": _resources_text,
+}
 
 
 def variants(perturbations: Sequence[str], total: int) -> str:

@@ -8,8 +8,8 @@ One module per concern, re-exported here (callers write `from scenarios import s
 `objects` (lookups, lists, the corpus export), `known` (the values a candidate is checked
 against), `previews` (a scenario compiled now: expectations preview, three-way comparison),
 `matrix` (the flip matrix and coverage), `verdicts` (the matrix's verdict summary, its
-legend, the corpus-derived findings), `packets` (packet view, diff) and `reports` (run
-report, run comparison).
+legend, the corpus-derived findings), `packets` (packet view, diff), `reports` (run
+report, run comparison) and `strength` (a version's suite-strength runs and panel).
 """
 
 from __future__ import annotations
@@ -53,9 +53,21 @@ from .previews import (
     scenario_document,
 )
 from .reports import report_from_rows, run_comparison, run_report, run_report_stream
+from .strength import (
+    StrengthPanel,
+    latest_mutation_run,
+    mutation_run_of,
+    mutation_runs,
+    strength_panel,
+)
 from .verdicts import LEGEND, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
+    "StrengthPanel",
+    "latest_mutation_run",
+    "mutation_run_of",
+    "mutation_runs",
+    "strength_panel",
     "LEGEND",
     "VerdictSummary",
     "run_corpus_findings",

@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Subquery
+from django.utils.safestring import SafeString
 
+from compiler.perturb import PROBE_OPERATORS
 from contracts.documents import contract_document
+from scenarios.expectations import failure_html
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun
 from scenarios.run_groups import state_groups
 
@@ -62,6 +65,11 @@ class MatrixRow:
     @property
     def flipped(self) -> int:
         return sum(c.flipped for c in self.cells)
+
+    @property
+    def failure_messages(self) -> list[SafeString]:
+        """The failures the cells do not show, in plain words (escaped, names in `<bdi>`)."""
+        return [failure_html(f) for f in self.other_failures]
 
     @property
     def verdict(self) -> str:
@@ -157,9 +165,13 @@ def flip_matrix(
             v["proposition"]: v["kind"] for v in result.judged if v["proposition"] is not None
         }
         cells = []
+        # Coverage is what the scenarios exercise: a contract probe's made-up items are not.
+        counted = result.perturbation_args is None or (
+            result.perturbation_args.get("operator") not in PROBE_OPERATORS
+        )
         for key in propositions:
             state = states.get(key, "missing")
-            seen[(key, state)] += 1
+            seen[(key, state)] += counted
             cell = Cell(
                 key, state, flipped=key in flipped, expected=failed.get(key),
                 verdict=judged.get(key, ""),

@@ -10,7 +10,7 @@ from compiler import CompileInput, CompileOutput, compile_input
 from compiler.compare import compare
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
-from scenarios import compiling
+from scenarios import compiling, expectations
 from scenarios.models import Scenario
 
 
@@ -33,10 +33,51 @@ def compile_scenario(
 
 @dataclass(frozen=True)
 class ExpectationChange:
-    field: str  # slot | admitted | rejected
-    key: str
-    before: Any
+    # slot | admitted | rejected | decision_ready | blocking | required | resource_ids
+    field: str
+    key: str  # the proposition of a slot, `required` or resource ids change; else the field
+    before: Any  # None: not checked
     after: Any
+
+    @property
+    def proposition(self) -> str | None:
+        return self.key if self.field in ("slot", "required", "resource_ids") else None
+
+    @property
+    def what(self) -> str:
+        """The change's subject in words (after the proposition, when there is one)."""
+        return CHANGE_WORDS[self.field]
+
+    @property
+    def before_text(self) -> str:
+        return _words(self.field, self.before)
+
+    @property
+    def after_text(self) -> str:
+        return _words(self.field, self.after)
+
+
+CHANGE_WORDS = {
+    "slot": "",
+    "admitted": "admitted ids",
+    "rejected": "rejected ids",
+    "decision_ready": "decision ready",
+    "blocking": "blocking propositions",
+    "required": "required",
+    "resource_ids": "resource ids",
+}
+
+
+def _words(field: str, value: Any) -> str:
+    if value is None:
+        return "not checked"
+    if field == "decision_ready":
+        return "ready" if value else "not ready"
+    if field == "required":
+        return "required" if value else "optional"
+    if isinstance(value, list):
+        return ", ".join(value) or "nothing"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -48,22 +89,31 @@ class ExpectationPreview:
 
 
 def expectation_preview(*, scenario: Scenario, version: ContractVersion) -> ExpectationPreview:
-    """What "take the current result as expected" would change, compiled now against `version`."""
+    """What "take the current result as expected" would change, compiled now against `version`
+    (`expectations.taken`: the slots, and each other check the scenario makes)."""
     document, output = compile_scenario(scenario=scenario, version=version)
     states = compiling.slot_states(output, document)
-    expectations = compiling.expectations_from(output, states)
+    result = compiling.expectations_from(output, states)
+    after = expectations.taken(scenario, result)
     changes = []
-    wanted = expectations["expected_slots"]
+    wanted = after["expected_slots"]
     for key in [*wanted, *(k for k in scenario.expected_slots if k not in wanted)]:
-        before, after = scenario.expected_slots.get(key), wanted.get(key)
-        if before != after:
-            changes.append(ExpectationChange("slot", key, before, after))
-    for name in ("admitted", "rejected"):
+        before, now = scenario.expected_slots.get(key), wanted.get(key)
+        if before != now:
+            changes.append(ExpectationChange("slot", key, before, now))
+    for name in ("admitted", "rejected", "decision_ready", "blocking"):
         before = getattr(scenario, f"expected_{name}")
-        after = expectations[f"expected_{name}"]
-        if before is not None and sorted(before) != after:
-            changes.append(ExpectationChange(name, name, sorted(before), after))
-    return ExpectationPreview(version, output, expectations, changes)
+        now = after[f"expected_{name}"]
+        if isinstance(before, list):
+            before = sorted(before)
+        if before is not None and before != now:
+            changes.append(ExpectationChange(name, name, before, now))
+    for name in ("required", "resource_ids"):
+        pinned, now = getattr(scenario, f"expected_{name}") or {}, after[f"expected_{name}"]
+        for key, before in pinned.items():
+            if now.get(key) != before:
+                changes.append(ExpectationChange(name, key, before, now.get(key)))
+    return ExpectationPreview(version, output, result, changes)
 
 
 @dataclass(frozen=True)

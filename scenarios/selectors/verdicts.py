@@ -13,7 +13,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.relations import EXPECTED, FINDING, RELATIONS, VIOLATION, corpus_findings
+from compiler.relations import (
+    EXPECTED,
+    FINDING,
+    RELATIONS,
+    VIOLATION,
+    corpus_findings,
+    purpose_findings,
+)
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import SourceClass
 from scenarios.models import SuiteRun
@@ -162,6 +169,9 @@ def run_corpus_findings(*, run: SuiteRun) -> list[dict[str, Any]]:
     for corpus_id, data in candidates.values_list("corpus_id", "data"):
         rows.setdefault(corpus_id, []).append(data)
     findings = []
+    if run.scenario_id is None:
+        purposes = scenarios.values_list("purpose", flat=True).distinct()
+        findings += [{**f.to_json(), "corpus": ""} for f in purpose_findings(contract, purposes)]
     for corpus in Corpus.objects.filter(pk__in=corpus_ids).order_by("name", "pk"):
         models = compiling.CorpusModels.build(corpus.directory, rows.get(corpus.pk, []))
         findings += [

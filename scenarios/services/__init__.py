@@ -16,8 +16,10 @@ still increments the counter, so every open form goes stale.
 One module per concern, re-exported here (callers write `from scenarios import services`):
 `base` (permissions, the lock check), `corpora` (the corpus loader, import), `candidates`
 (one candidate's edit), `warnings` (values the workbench does not know), `scenarios`
-(scenarios and their expectations), `retention` (pruning old runs) and `runs` (start,
-requeue; the compiling is `scenarios.runner`'s).
+(scenarios and their expectations), `retention` (pruning old runs), `runs` (start,
+requeue; the compiling is `scenarios.runner`'s) and `strength` (suite-strength runs and
+adding the scenario a surviving mutant asks for; the computing is
+`scenarios.strength_runner`'s).
 """
 
 from __future__ import annotations
@@ -71,6 +73,18 @@ from .scenarios import (
     scenario_take_expected,
     scenario_update,
 )
+from .strength import (
+    ALREADY_ADDED,
+    NO_PROPOSAL,
+    NO_SUCH_MUTANT,
+    NOT_FINISHED,
+    NOT_SURVIVING,
+    STRENGTH_ALREADY_ACTIVE,
+    STRENGTH_STOPPED,
+    mutation_run_fail_if_stale,
+    mutation_run_start,
+    proposal_add,
+)
 from .warnings import (
     RETIRED_CLASS,
     UNKNOWN_CLASS,
@@ -81,6 +95,16 @@ from .warnings import (
 )
 
 __all__ = [
+    "ALREADY_ADDED",
+    "NO_PROPOSAL",
+    "NO_SUCH_MUTANT",
+    "NOT_FINISHED",
+    "NOT_SURVIVING",
+    "STRENGTH_ALREADY_ACTIVE",
+    "STRENGTH_STOPPED",
+    "mutation_run_fail_if_stale",
+    "mutation_run_start",
+    "proposal_add",
     "CANDIDATE_ID_LIMIT",
     "CANDIDATE_IN_USE",
     "CONSISTENCY_FIELDS",

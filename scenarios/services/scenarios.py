@@ -16,8 +16,9 @@ from compiler.models import Delegation
 from compiler.relations import VariantExpectation
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import Actor, audit_record
-from scenarios import compiling
+from scenarios import compiling, selectors
 from scenarios.audit import Action
+from scenarios.expectations import PIN_FIELDS, clean_pins, taken
 from scenarios.models import SLOT_STATES, Corpus, Scenario
 
 from .base import _check_lock, _located, _require_edit
@@ -42,6 +43,7 @@ def _clean_scenario_fields(
 ) -> dict[str, Any]:
     if corpus.decision_type_id != decision_type.pk:
         raise ValidationError({"corpus": WRONG_CORPUS})
+    clean_pins(fields, _known_propositions(decision_type, fields))
     delegation = fields.get("delegation")
     if delegation:
         try:
@@ -73,6 +75,19 @@ def _clean_scenario_fields(
     if problems:
         raise ValidationError(problems)
     return fields
+
+
+def _known_propositions(
+    decision_type: DecisionType, fields: Mapping[str, Any]
+) -> frozenset[str] | None:
+    """What a pin may name: a proposition of any version (one the draft dropped must fail
+    the run, not be refused), never one no version has (it could never hold). None when the
+    type has no version yet, or no pin names a proposition (nothing to read then)."""
+    if not any(fields.get(f) for f in ("expected_blocking", "expected_required",
+                                       "expected_resource_ids")):  # fmt: skip
+        return None
+    known = selectors.known_values(decision_type=decision_type)
+    return known.propositions if known.has_contract else None
 
 
 def _clean_variant_expectations(value: Any) -> list[dict[str, Any]]:
@@ -117,8 +132,11 @@ SCENARIO_FIELDS = (
     "expected_slots",
     "expected_admitted",
     "expected_rejected",
+    *PIN_FIELDS,
     "variant_expectations",
 )
+# What "take the current result as expected" may change.
+TAKEN_FIELDS = ("expected_slots", "expected_admitted", "expected_rejected", *PIN_FIELDS)
 
 
 def _scenario_state(scenario: Scenario) -> dict[str, Any]:
@@ -146,9 +164,19 @@ def scenario_create(
     expected_slots: Mapping[str, str] | None = None,
     expected_admitted: Sequence[str] | None = None,
     expected_rejected: Sequence[str] | None = None,
+    expected_decision_ready: bool | None = None,
+    expected_blocking: Sequence[str] | None = None,
+    expected_required: Mapping[str, bool] | None = None,
+    expected_resource_ids: Mapping[str, Sequence[str]] | None = None,
     variant_expectations: Sequence[Mapping[str, Any]] = (),
     description: str = "",
 ) -> Scenario:
+    """A new scenario. The expectations (`scenarios.expectations`): `expected_slots`, the
+    exact `expected_admitted` / `expected_rejected` ids, and the pins on the output's
+    meaning: `expected_decision_ready`, the exact `expected_blocking` propositions, each
+    named slot's `expected_required` flag and its `expected_resource_ids` in order. None (or
+    an empty mapping) is "not checked". `ValidationError` names the field and what is wrong,
+    and nothing is saved."""
     _require_edit(actor, decision_type)
     fields = _clean_scenario_fields(
         decision_type,
@@ -167,6 +195,10 @@ def scenario_create(
             "expected_slots": expected_slots,
             "expected_admitted": list(expected_admitted) if expected_admitted is not None else None,
             "expected_rejected": list(expected_rejected) if expected_rejected is not None else None,
+            "expected_decision_ready": expected_decision_ready,
+            "expected_blocking": expected_blocking,
+            "expected_required": expected_required,
+            "expected_resource_ids": expected_resource_ids,
             "variant_expectations": list(variant_expectations),
         },
     )
@@ -242,34 +274,22 @@ def scenario_take_expected(
     expected_lock_version: int | None = None,
 ) -> Scenario:
     """Make the expectations those of a compile the person has just seen (see
-    `selectors.expectation_preview`). Admitted/rejected ids are taken only when the
-    scenario already checks them. A stale `expected_lock_version` (the scenario was saved
-    since the page was shown) raises `EditConflict` and changes nothing."""
+    `selectors.expectation_preview`): every slot state, and each other check only where the
+    scenario already makes it (`expectations.taken`: admitted/rejected ids, decision_ready,
+    the blocking set, a slot's `required` or resource ids). A stale `expected_lock_version`
+    (the scenario was saved since the page was shown) raises `EditConflict` and changes
+    nothing."""
     current = (
         Scenario.objects.select_for_update().select_related("decision_type").get(pk=scenario.pk)
     )
     _require_edit(actor, current.decision_type)
     _check_lock(current, expected_lock_version, STALE_SCENARIO)
-    before = {
-        "expected_slots": current.expected_slots,
-        "expected_admitted": current.expected_admitted,
-        "expected_rejected": current.expected_rejected,
-    }
-    current.expected_slots = dict(expectations["expected_slots"])
-    if current.expected_admitted is not None:
-        current.expected_admitted = list(expectations["expected_admitted"])
-    if current.expected_rejected is not None:
-        current.expected_rejected = list(expectations["expected_rejected"])
+    before = {field: getattr(current, field) for field in TAKEN_FIELDS}
+    after = taken(current, expectations)
+    for field, value in after.items():
+        setattr(current, field, value)
     current.lock_version += 1
-    current.save(
-        update_fields=[
-            "expected_slots",
-            "expected_admitted",
-            "expected_rejected",
-            "lock_version",
-            "updated_at",
-        ]
-    )
+    current.save(update_fields=[*TAKEN_FIELDS, "lock_version", "updated_at"])
     audit_record(
         actor=actor,
         action=Action.EXPECTATIONS_TAKEN,
@@ -277,13 +297,6 @@ def scenario_take_expected(
         f"'{current.name}'",
         decision_type=current.decision_type,
         version=version,
-        changes={
-            "before": before,
-            "after": {
-                "expected_slots": current.expected_slots,
-                "expected_admitted": current.expected_admitted,
-                "expected_rejected": current.expected_rejected,
-            },
-        },
+        changes={"before": before, "after": after},
     )
     return current

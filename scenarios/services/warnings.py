@@ -48,9 +48,18 @@ def scenario_warnings(scenario: Scenario) -> list[str]:
     """Ids the scenario names or expects that its corpus does not hold (a typo, or a
     candidate renamed since): such an expectation can never be met."""
     ids = set(scenario.corpus.candidates.values_list("candidate_id", flat=True))
-    return [
-        UNKNOWN_ID.format(field=field, value=value, corpus=scenario.corpus.name)
+    named = [
+        (field, value)
         for field in ("named", "expected_admitted", "expected_rejected")
         for value in getattr(scenario, field) or ()
+    ]
+    named += [
+        (f"expected_resource_ids of '{key}'", value)
+        for key, values in (scenario.expected_resource_ids or {}).items()
+        for value in values
+    ]
+    return [
+        UNKNOWN_ID.format(field=field, value=value, corpus=scenario.corpus.name)
+        for field, value in named
         if value not in ids
     ]

@@ -50,7 +50,7 @@ def full_sweep(run, result):
     document = compiling.scenario_input(
         scenario.request_document(), compiled_contract(run.version), corpus
     )
-    return compiling.sweep_scenario(document, run.weak_classes)
+    return compiling.sweep_scenario(document, run.weak_classes, catalogue=run.catalogue)
 
 
 def test_bases_keep_their_input_and_variants_store_no_output(run):

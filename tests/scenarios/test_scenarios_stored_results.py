@@ -23,7 +23,7 @@ def test_a_run_stores_exactly_what_the_compiler_produces(owner, draft, corpus, s
             "candidates": [c.data for c in corpus.candidates.order_by("position", "id")],
         }
     )
-    report = sweep(document, weak_classes=run.weak_classes)
+    report = sweep(document, weak_classes=run.weak_classes, catalogue=run.catalogue)
     base, *variants = run.results.order_by("position")
 
     assert run.contract_sha256 == document_sha256(contract)

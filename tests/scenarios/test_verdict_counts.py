@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from compiler.perturb import PROBE_OPERATORS
 from compiler.relations import RELATIONS
 from contracts.models import ContractVersion
 from publishing import demo as publishing_demo
@@ -127,8 +128,9 @@ def test_without_kept_groups_the_summary_is_one_query_that_reads_no_flips(run):
 
 
 def test_the_migration_backfills_rows_and_runs_stored_before_the_counts(run, groups_as_counted):
+    # Runs of then had no contract probes, whose rows the coverage leaves out.
+    run.results.filter(perturbation_args__operator__in=sorted(PROBE_OPERATORS)).delete()
     stored = dict(run.results.values_list("pk", "verdict_counts"))
-    assert groups_as_counted(run)
     # Rows of then kept their verdicts inside `flips`, where the migration counts them.
     for result in run.results.exclude(perturbation=""):
         result.flips, result.verdicts = {**result.flips, "verdicts": result.verdicts}, None
@@ -138,7 +140,7 @@ def test_the_migration_backfills_rows_and_runs_stored_before_the_counts(run, gro
     backfill.backfill_verdict_counts(apps, None)
     backfill.store_finished_runs_groups(apps, None)
     assert dict(run.results.values_list("pk", "verdict_counts")) == stored
-    # The same groups the run kept (it kept the ones its rows give, as sets).
+    # The groups its rows give (as sets).
     assert groups_as_counted(run)
     assert_summary_is_the_recount(run)
 

@@ -120,9 +120,10 @@ def test_an_expectation_on_one_perturbation_that_fails_is_reported(client, owner
     assert run.summary["failures"] >= 1
     client.force_login(owner)
     page = client.get(reverse("scenarios:run_detail", args=[draft.decision_type.key, run.pk]))
-    assert "shift_days(+1): continuation_rule expected contradicted, got supported" in (
-        page.content.decode()
-    )
+    assert (
+        "Under <bdi>shift_days(+1)</bdi>: <bdi>continuation_rule</bdi> should be contradicted "
+        "(its sources disagree); it is supported."
+    ) in page.content.decode()
 
 
 def test_an_expectation_naming_an_unknown_operator_is_refused(owner, scenario):
@@ -159,3 +160,32 @@ def test_rows_stored_with_their_verdicts_inside_the_flips_read_the_same(demo_ver
         )
     assert not run.results.filter(verdicts__isnull=False).exists()
     assert shown() == before and _verdicts(run) == listed
+
+
+def test_a_purpose_no_scenario_asks_for_is_a_finding_and_the_run_probes_it(
+    client, owner, draft, scenario
+):
+    """An owner who adds an adjacent analytics purpose to the contract sees, on the run's
+    coverage page, that no scenario asks for it, and in the run what the contract admits for
+    it (the `swap_purpose` probe): the run's catalogue is the site's, with its tiers."""
+    from contracts.services import version_update_settings
+
+    draft = version_update_settings(
+        actor=owner, version=draft, expected_lock_version=draft.lock_version,
+        purposes=[*draft.purposes, "portfolio_analytics"], policy_name=draft.policy_name,
+        policy_version=draft.policy_version, min_relevance=draft.min_relevance,
+        role_order=draft.role_order,
+    )  # fmt: skip
+    run = services.run_start(actor=owner, version=draft)
+    assert run.catalogue["case_note"] == 4 and run.catalogue["facility_record"] == 1
+    probe = run.results.get(perturbation="swap_purpose(portfolio_analytics)")
+    (finding,) = [v for v in probe.judged if v["proposition"] is None]
+    assert finding["kind"] == "finding" and finding["cause"] == "portfolio_analytics"
+    findings = selectors.run_corpus_findings(run=run)
+    assert [f["message"] for f in findings if f["corpus"] == ""] == [
+        "the contract permits portfolio_analytics, which no scenario asks for: nothing shows "
+        "what it admits for it"
+    ]
+    client.force_login(owner)
+    page = client.get(reverse("scenarios:run_coverage", args=[draft.decision_type.key, run.pk]))
+    assert "permits portfolio_analytics, which no scenario asks for" in page.content.decode()

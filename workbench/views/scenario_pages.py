@@ -51,7 +51,8 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
     )
     propositions = _propositions(decision_type)
     if scenario is not None:
-        propositions += [k for k in scenario.expected_slots if k not in propositions]
+        pinned = forms.ScenarioForm.pinned_propositions(scenario)
+        propositions += [k for k in pinned if k not in propositions]
     initial = forms.ScenarioForm.initial_for(scenario) if scenario else {}
     form = forms.ScenarioForm(
         request.POST or None,

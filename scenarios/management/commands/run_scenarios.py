@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import Http404
 
 from scenarios import selectors, services
+from scenarios.expectations import failure_text
 from scenarios.management.commands.import_fixtures import _actor, _decision_type
 
 
@@ -76,10 +77,7 @@ class Command(BaseCommand):
         if report["failures"]:
             write("\nExpectation failures:")
             for f in report["failures"]:
-                write(
-                    f"  FAIL {f['scenario']}: {f['what']} {f['key']}: expected {f['expected']}, "
-                    f"got {f['actual']}"
-                )
+                write(f"  FAIL {f['scenario']}: {failure_text(f)}")
         if report["verdicts"]:
             write("\nVerdicts:")
             for v in report["verdicts"]:
