@@ -20,7 +20,9 @@ an output which the standard suite flags (target at least 90%).
 Then the harmless edits (`HARMLESS`, data: one named function per edit, per domain): what a
 careful owner changes without weakening the contract. One is "flagged" when the standard
 review raises for it a review flag (on some scenario) or a catalogue problem the original
-does not (target: none).
+does not (target: none). Accepting a new class, even one of higher authority ahead of the
+others, is not among them: it is a widening (`class_added`) the reviewer acknowledges, and the
+probes rightly say that the class that was alone is now a fallback of lower authority.
 
 `--demo` also times mutation testing of the demo's Atlas contract on its stories, which needs
 the workbench (a throwaway SQLite database, as bench/sweep.py builds them), against the
@@ -127,12 +129,6 @@ def _policy(domain: Domain, **changes: Any) -> Domain:
     return _contract(domain, policy=domain.contract.policy.model_copy(update=changes))
 
 
-def _accept_first(domain: Domain, key: str, cls: str) -> Domain:
-    p = domain.contract.proposition(key)
-    assert p is not None and cls in domain.catalogue
-    return _proposition(domain, key, accepted_classes=(cls, *p.accepted_classes))
-
-
 def _reworded(domain: Domain, **descriptions: str) -> Domain:
     for key, text in descriptions.items():
         domain = _proposition(domain, key, description=text)
@@ -175,12 +171,6 @@ def trial_purposes_reordered(d: Domain) -> Domain:
 def trial_version_bumped(d: Domain) -> Domain:
     """Bump the version for protocol amendment 3's paperwork."""
     return _contract(d, version="4.1")
-
-
-def trial_edc_form_first(d: Domain) -> Domain:
-    """Accept the sponsor's EDC eligibility form (tier 1) ahead of the signed checklist, for
-    when the EDC goes live; no screening file carries one yet."""
-    return _accept_first(d, "inclusion_criteria_met", "edc_eligibility_form")
 
 
 def trial_renal_one_item(d: Domain) -> Domain:
@@ -227,12 +217,6 @@ def claims_version_bumped(d: Domain) -> Domain:
 def claims_policy_renamed(d: Domain) -> Domain:
     """Rename the assembly policy and bump its version."""
     return _policy(d, name="major-loss-settlement-packet", version=4)
-
-
-def claims_system_decision_first(d: Domain) -> Domain:
-    """Accept coverage decisions recorded in the claims system (tier 1) ahead of the signed
-    determination, for the new claims platform; none is on these files yet."""
-    return _accept_first(d, "peril_covered", "claims_system_decision")
 
 
 def claims_audit_purpose_dropped(d: Domain) -> Domain:
@@ -283,12 +267,6 @@ def gas_version_bumped(d: Domain) -> Domain:
     return _contract(d, version="2.1")
 
 
-def gas_isolation_log_first(d: Domain) -> Domain:
-    """Accept the network control isolation log (tier 1) ahead of the engineer's job update,
-    for when control logs isolations; none does yet."""
-    return _accept_first(d, "external_isolation_failed", "network_isolation_log")
-
-
 def gas_floor_raised(d: Domain) -> Domain:
     """Raise the floor for briefings from 0.45 to 0.55."""
     return _policy(d, min_relevance=0.55)
@@ -308,14 +286,14 @@ def gas_labels_reworded(d: Domain) -> Domain:
 
 HARMLESS: dict[str, tuple[Callable[[Domain], Domain], ...]] = {
     "trial_enrolment": (trial_reworded, trial_propositions_reordered, trial_purposes_reordered,
-                        trial_version_bumped, trial_edc_form_first, trial_renal_one_item,
+                        trial_version_bumped, trial_renal_one_item,
                         trial_floor_raised, trial_unused_weak_class_retired),
     "claim_payout": (claims_reworded, claims_propositions_reordered, claims_purposes_reordered,
-                     claims_version_bumped, claims_policy_renamed, claims_system_decision_first,
+                     claims_version_bumped, claims_policy_renamed,
                      claims_audit_purpose_dropped, claims_floor_raised,
                      claims_triage_flagged_weak, claims_unused_weak_class_retired),
     "gas_entry": (gas_reworded, gas_propositions_reordered, gas_purposes_reordered,
-                  gas_version_bumped, gas_isolation_log_first, gas_floor_raised,
+                  gas_version_bumped, gas_floor_raised,
                   gas_tiers_as_numbers, gas_labels_reworded),
 }  # fmt: skip
 

@@ -17,7 +17,7 @@ outcome against the contract and, when the caller has one, the catalogue's autho
 
 Ids of added items say what they are: `precedence:<class>:<proposition>`,
 `promotion:<class>:<proposition>`, `contradiction:<class>:<proposition>`,
-`crowd:duplicate-<n>:<id>`, `crowd:low:<proposition>`, `crowd:context`.
+`crowd:duplicate-<n>:<id>`, `crowd:low:<proposition>`, `crowd:context-<relevance>`.
 """
 
 from __future__ import annotations
@@ -56,6 +56,11 @@ CROWD_PREFIX = "crowd:"
 LOW_RELEVANCE = 0.05
 """The relevance of the crowd's low copies: an item this far from the question entering the
 packet says the contract's `min_relevance` lets anything in."""
+CONTEXT_LEVELS = (0.05, 0.15, 0.25, 0.35, 0.45)
+"""The relevance of the crowd's context items, one at each level: the lowest that enters the
+packet is where the contract's `min_relevance` stands."""
+DUPLICATES = 4
+"""How many copies of a proposition's best supporter the crowd adds."""
 
 
 def precedence(document: CompileInput) -> CompileInput:
@@ -143,10 +148,10 @@ def remove_support(document: CompileInput) -> CompileInput:
 
 
 def crowd(document: CompileInput) -> CompileInput:
-    """What crowds a packet: for each proposition, two duplicates of its most relevant
+    """What crowds a packet: for each proposition, four duplicates of its most relevant
     admissible supporter (the same record indexed again under other ids) and a low-relevance
     supporter of its first accepted class, where it has a supporter to corroborate; and one
-    low-relevance context item. A contract whose
+    low-relevance context item at each of `CONTEXT_LEVELS`. A contract whose
     `max_items` or `min_relevance` lets them in fills the packet with repetition and noise."""
     taken = {c.id for c in document.candidates}
     added = []
@@ -180,7 +185,7 @@ def crowd(document: CompileInput) -> CompileInput:
                     "requirement": Requirement.PREFERRED,
                 }
             )
-            for n in (1, 2)
+            for n in range(1, DUPLICATES + 1)
         ]
         added.append(
             _admissible_item(
@@ -193,17 +198,18 @@ def crowd(document: CompileInput) -> CompileInput:
                 content=f"A passing mention of {p.key}.",
             )
         )
-    added.append(
+    added += [
         _admissible_item(
             document,
-            _fresh(f"{CROWD_PREFIX}context", taken),
+            _fresh(f"{CROWD_PREFIX}context-{level}", taken),
             evidence_class="context",
             supports=[],
             role=OrderRole.SUPPORT,
             requirement=Requirement.DISCRETIONARY,
             tokens=10,
-            relevance=LOW_RELEVANCE,
-            content="Background that barely concerns the question.",
+            relevance=level,
+            content=f"Background of relevance {level} to the question.",
         )
-    )
+        for level in CONTEXT_LEVELS
+    ]
     return document.model_copy(update={"candidates": (*document.candidates, *added)})

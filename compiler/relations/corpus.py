@@ -45,6 +45,20 @@ def corpus_findings(
                 kind=FINDING, proposition=p.key, perturbation=None, cause="unsupported",
                 message=f"no item of the corpus can ever support {p.key} (it accepts {accepted})",
             ))  # fmt: skip
+    keys = {p.key for p in contract.propositions}
+    claimed: dict[str, list[str]] = {}
+    for c in candidates:
+        for key in dict.fromkeys((*c.supports, *c.contradicts)):
+            if key not in keys:
+                claimed.setdefault(key, []).append(c.id)
+    for key, ids in sorted(claimed.items()):
+        noun = "item claims" if len(ids) == 1 else "items claim"
+        findings.append(Verdict(
+            kind=FINDING, proposition=key, perturbation=None, items=tuple(ids),
+            cause="not in the contract",
+            message=f"{len(ids)} {noun} {key}, which the contract does not ask for: a "
+            "proposition dropped or its key mistyped?",
+        ))  # fmt: skip
     return findings
 
 

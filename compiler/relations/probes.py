@@ -15,7 +15,7 @@ from compiler.perturb import CROWD_PREFIX, LOW_RELEVANCE, PROMOTION_PREFIX
 from .judges import _blocks_or_optional, _causes
 from .verdicts import EXPECTED, FINDING, VIOLATION, Case, Verdict
 
-DUPLICATES = "duplicates"
+DUPLICATES = "copies of one record"
 LOW = "low relevance"
 
 
@@ -198,12 +198,16 @@ def crowd_kept_out(case: Case) -> list[Verdict]:
     contract = case.context.document.contract
     packet = {i.id: i for i in case.variant.packet}
     verdicts = []
-    for item in (i for i in packet if i.startswith(f"{CROWD_PREFIX}context")):
+    context = sorted(i for i in packet if i.startswith(f"{CROWD_PREFIX}context-"))
+    for item in context:
+        # One finding per level that enters, so that lowering min_relevance adds a cause and
+        # raising it only takes causes away.
+        level = item.removeprefix(f"{CROWD_PREFIX}context-")
         verdicts.append(case.verdict(
             FINDING, None,
-            f"{item} (relevance {LOW_RELEVANCE}) enters the packet: min_relevance "
-            f"{contract.policy.min_relevance} lets context that barely concerns the question in",
-            [item], cause=LOW,
+            f"context of relevance {level} enters the packet (min_relevance "
+            f"{contract.policy.min_relevance})",
+            [item], cause=f"relevance {level}",
         ))  # fmt: skip
     for p in contract.propositions:
         resting = case.resting_on(case.variant, p.key)
@@ -211,15 +215,17 @@ def crowd_kept_out(case: Case) -> list[Verdict]:
         for item in resting:
             if item in packet:
                 contents.setdefault(packet[item].content, []).append(item)
-        repeated = next((ids for ids in contents.values() if len(ids) > 1), None)
+        repeated = max(contents.values(), key=len, default=[])
         low = [i for i in resting[1:] if i.startswith(f"{CROWD_PREFIX}low:")]
         found = []
-        if repeated:
+        # One finding per number of copies reached, so that raising max_items adds a cause
+        # and lowering it only takes causes away.
+        for n in range(2, len(repeated) + 1):
             found.append(case.verdict(
                 FINDING, p.key,
-                f"{p.key} rests on {len(repeated)} copies of one record ({', '.join(repeated)}): "
+                f"{p.key} rests on {n} copies of one record ({', '.join(repeated[:n])}): "
                 f"max_items {p.max_items} lets repetition into the packet",
-                repeated, cause=DUPLICATES,
+                repeated[:n], cause=f"{n} {DUPLICATES}",
             ))  # fmt: skip
         if low:
             found.append(case.verdict(

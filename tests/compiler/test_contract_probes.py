@@ -257,13 +257,38 @@ def test_an_optional_proposition_in_the_correct_contract_is_no_new_flag_when_unc
 
 def test_max_items_raised_lets_duplicates_into_the_slot():
     raised_max = mistake(lambda d: props(d)["prescription_valid"].update(max_items=3))
-    assert ("crowd", "prescription_valid", "finding", "duplicates") in raised(raised_max)
+    assert {k for k in raised(raised_max) if k[0] == "crowd"} == {
+        ("crowd", "prescription_valid", "finding", "2 copies of one record"),
+        ("crowd", "prescription_valid", "finding", "3 copies of one record"),
+    }
+    # From 3 to 5 only the new numbers of copies are new; back down from 5 to 3 nothing is.
+    five = mistake(lambda d: props(d)["prescription_valid"].update(max_items=5))
+    assert flags(five) - flags(raised_max) == {
+        ("crowd", "prescription_valid", "finding", "4 copies of one record"),
+        ("crowd", "prescription_valid", "finding", "5 copies of one record"),
+    }
+    assert flags(raised_max) - flags(five) == set()
 
 
 def test_min_relevance_lowered_lets_barely_relevant_items_in():
     lowered = mistake(lambda d: d.update(policy={"min_relevance": 0.0}))
-    new = raised(lowered)
-    assert ("crowd", "", "finding", "low relevance") in new
+    assert {k for k in raised(lowered) if k[0] == "crowd"} == {
+        ("crowd", "", "finding", "relevance 0.05"),
+        ("crowd", "", "finding", "relevance 0.15"),
+        ("crowd", "", "finding", "relevance 0.25"),
+    }
+    # A small step down (0.3 to 0.22) is seen too; a step up (0.3 to 0.4) raises nothing.
+    assert raised(mistake(lambda d: d.update(policy={"min_relevance": 0.22}))) == {
+        ("crowd", "", "finding", "relevance 0.25")
+    }
+    assert raised(mistake(lambda d: d.update(policy={"min_relevance": 0.4}))) == set()
+
+
+def test_a_dropped_or_mistyped_proposition_is_named_by_the_items_that_claim_it():
+    dropped = mistake(lambda d: d["propositions"].pop())
+    assert ("corpus", "no_allergy", "finding", "not in the contract") in raised(dropped)
+    mistyped = mistake(lambda d: props(d)["no_allergy"].update(key="no_alergy"))
+    assert ("corpus", "no_allergy", "finding", "not in the contract") in raised(mistyped)
 
 
 @pytest.mark.parametrize(

@@ -138,7 +138,7 @@ def test_the_report_shows_flips_failures_and_admitted_changes(second_draft):
     # The same change across the suite, said once.
     assert maya["summary"][0].startswith(
         "'waiver_valid' goes from unknown (no admissible evidence) to supported in the "
-        "scenario as written and under 14 of its 20 variations (shift_days(-1), "
+        "scenario as written and under 15 of its 26 variations (shift_days(-1), "
     )
     # Scenarios the change does not touch say so.
     unrelated = next(
