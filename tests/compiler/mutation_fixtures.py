@@ -63,6 +63,10 @@ ENROLMENT_POOL = [
     enrolment_item("nurse-N1", "nurse_note", ["consent_signed"], relevance=0.95,
                    content="Participant told me they signed the consent form."),
 ]  # fmt: skip
+# Before the pharmacy has recorded the washout: no item claims `washout_complete` (optional,
+# so the decision can still be ready). Dropping it from the contract then leaves no item
+# claiming a proposition the contract does not ask for, and no review flag notices.
+WASHOUT_PENDING_POOL = [item for item in ENROLMENT_POOL if item["id"] != "pharmacy-P1"]
 # An abnormal lab panel: a lab result contradicting eligibility.
 ABNORMAL_LAB = enrolment_item(
     "lab-L2", "lab_result", [], contradicts=["eligibility_met"], relevance=0.9,
@@ -108,6 +112,13 @@ DISPENSE_CLASSES = [
     {"key": "allergy_register", "authority_tier": 1},
     {"key": "counter_note", "authority_tier": "informal", "weak": True},
 ]
+# Where a signed paper script has the same standing as an e-prescription: reversing the two
+# changes which record the slot rests on, yet no class ranks below the other, so no review
+# flag notices it (only a pinned resource id does).
+DISPENSE_CLASSES_ONE_TIER = [
+    c | {"authority_tier": "system_of_record"} if c["key"] == "paper_script" else c
+    for c in DISPENSE_CLASSES
+]
 
 
 def dispense_item(item_id: str, evidence_class: str, supports: list[str], **fields: Any):
@@ -143,16 +154,21 @@ DISPENSE_REQUEST = {
 
 
 def write_dispense_directory(
-    root: Path, *, expected: dict[str, Any] | None = None, min_relevance: float | None = None
+    root: Path,
+    *,
+    expected: dict[str, Any] | None = None,
+    min_relevance: float | None = None,
+    source_classes: list[dict[str, Any]] | None = None,
 ) -> Path:
-    """A pharmacy test directory: contract.yaml with its catalogue, one corpus, one scenario."""
+    """A pharmacy test directory: contract.yaml with its catalogue (`DISPENSE_CLASSES` unless
+    given), one corpus, one scenario."""
     (root / "corpora").mkdir(parents=True)
     (root / "scenarios").mkdir()
     contract = copy.deepcopy(DISPENSE_CONTRACT)
     if min_relevance is not None:
         contract["policy"] = {"min_relevance": min_relevance}
     header = {"format": "evidence-compiler.tests/1", "contract": contract,
-              "source_classes": DISPENSE_CLASSES}  # fmt: skip
+              "source_classes": source_classes or DISPENSE_CLASSES}  # fmt: skip
     (root / "contract.yaml").write_text(yaml.safe_dump(header, sort_keys=False))
     corpus = {"directory": {}, "candidates": DISPENSE_POOL}
     (root / "corpora" / "counter.yaml").write_text(yaml.safe_dump(corpus, sort_keys=False))

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mutation_fixtures import write_dispense_directory
+from mutation_fixtures import DISPENSE_CLASSES_ONE_TIER, write_dispense_directory
 
 from compiler.cli import main
 
@@ -290,11 +290,14 @@ def test_a_byte_that_is_not_utf8_is_located_by_line_and_column(tmp_path):
 
 @pytest.fixture
 def pharmacy(tmp_path):
-    """The scenario pins only the prescription, and the floor on relevance never matters to
-    it: dropping `allergy_clear` survives, lowering the floor is equivalent."""
+    """A paper script has the same standing as an e-prescription, and the scenario pins only
+    the prescription's slot: reversing the two classes survives (no class ranks below the
+    other, and no resource id is pinned). The floor on relevance, 0.05, admits everything the
+    suite holds (the crowd's lowest context level is 0.05): lowering it is equivalent."""
     only_prescription = {"slots": {"prescription_valid": "supported"}}
     return write_dispense_directory(tmp_path / "rx", expected=only_prescription,
-                                    min_relevance=0.3)  # fmt: skip
+                                    min_relevance=0.05,
+                                    source_classes=DISPENSE_CLASSES_ONE_TIER)  # fmt: skip
 
 
 def test_mutate_reports_each_mutant_with_advice_for_the_surviving_and_the_score(pharmacy):
@@ -305,16 +308,19 @@ def test_mutate_reports_each_mutant_with_advice_for_the_surviving_and_the_score(
         "killed     weak_class_added:prescription_valid:counter_note: `counter_note`, a weak "
         "class, became accepted for `prescription_valid`\n           by the standard review: "
     ) in out
+    reversed_ = "the precedence of `prescription_valid`'s classes was reversed (paper_script, "
     assert (
-        "SURVIVING  proposition_dropped:allergy_clear: `allergy_clear` was dropped from the "
-        "contract\n           if `allergy_clear` was dropped from the contract, no scenario "
-        "would notice: pin the state of `allergy_clear` in a scenario\n           proposed "
-        "scenario 'repeat-dispense-proposition-dropped-allergy-clear' (repeat-dispense): "
-        'expected {"slots": {"prescription_valid": "supported", "allergy_clear": "supported"}'
+        f"SURVIVING  precedence_reversed:prescription_valid: {reversed_}e_prescription)\n"
+        f"           if {reversed_}e_prescription), no scenario would notice: add a scenario "
+        "with one item of each class `prescription_valid` accepts and pin its resource_ids\n"
+        "           proposed scenario 'repeat-dispense-precedence-reversed-prescription-valid' "
+        "(repeat-dispense (one supporter of each accepted class, the later ones more "
+        'relevant)): expected {"slots": {"prescription_valid": "supported", "allergy_clear": '
+        '"supported"}, "resource_ids": {"prescription_valid": ["rx-E1"]}}'
     ) in out
     assert "equivalent min_relevance_lowered:policy" in out
     assert out.rstrip().endswith(
-        "19 mutants: 17 killed, 1 surviving, 1 equivalent; score 94% (17 of 18 killed)"
+        "18 mutants: 16 killed, 1 surviving, 1 equivalent; score 94% (16 of 17 killed)"
     )
 
 
@@ -322,7 +328,7 @@ def test_mutate_reports_each_mutant_with_advice_for_the_surviving_and_the_score(
 def test_mutate_exits_1_below_the_minimum_score(pharmacy, minimum, code):
     got, out, _ = run("test", str(pharmacy), "--mutate", "--min-score", minimum)
     assert got == code
-    assert ("FAILED: 19 mutants" in out) == (code == 1)
+    assert ("FAILED: 18 mutants" in out) == (code == 1)
 
 
 @pytest.mark.parametrize(
@@ -345,18 +351,22 @@ def test_mutate_writes_one_junit_testcase_per_mutant_and_json_with_the_report(ph
     assert set(suites) == {"repeat-dispense", "mutation"}
     mutation = suites["mutation"]
     assert (mutation.get("tests"), mutation.get("failures"), mutation.get("skipped")) == (
-        "19", "1", "1"
+        "18", "1", "1"
     )  # fmt: skip
     cases = {c.get("name"): c for c in mutation.findall("testcase")}
-    failure = cases["proposition_dropped:allergy_clear"].find("failure")
-    assert failure.get("message").startswith("if `allergy_clear` was dropped from the contract")
-    assert json.loads(failure.text)["pool_from"] == "repeat-dispense"
+    failure = cases["precedence_reversed:prescription_valid"].find("failure")
+    assert failure.get("message").startswith(
+        "if the precedence of `prescription_valid`'s classes was reversed"
+    )
+    proposal = json.loads(failure.text)  # on the sweep's precedence variant, not its own pool
+    assert proposal["pool_from"] is None
+    assert proposal["based_on"].startswith("repeat-dispense (")
     assert cases["min_relevance_lowered:policy"].find("skipped") is not None
     assert cases["required_dropped:allergy_clear"].find("failure") is None
     report = json.loads(out)
     assert report["passed"] is True
     assert report["mutation"]["totals"]["surviving"] == 1
-    assert report["mutation"]["score"] == pytest.approx(17 / 18)
+    assert report["mutation"]["score"] == pytest.approx(16 / 17)
 
 
 def test_the_proposed_scenario_added_to_the_directory_kills_its_mutant(pharmacy):
@@ -369,5 +379,5 @@ def test_the_proposed_scenario_added_to_the_directory_kills_its_mutant(pharmacy)
     (pharmacy / "scenarios" / "proposed.json").write_text(json.dumps(scenario))
     code, out, _ = run("test", str(pharmacy), "--mutate", "--min-score", "1.0")
     assert code == 0, out
-    assert "killed     proposition_dropped:allergy_clear" in out
-    assert "score 100% (18 of 18 killed)" in out
+    assert "killed     precedence_reversed:prescription_valid" in out
+    assert "score 100% (17 of 17 killed)" in out

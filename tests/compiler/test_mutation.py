@@ -13,6 +13,7 @@ from mutation_fixtures import (
     ENROLMENT_CATALOGUE,
     ENROLMENT_POOL,
     ENROLMENT_WEAK,
+    WASHOUT_PENDING_POOL,
     enrolment_document,
     enrolment_item,
 )
@@ -163,6 +164,13 @@ def clear(expected=None) -> MutationCase:
     return MutationCase("clear", enrolment_document(), expected)
 
 
+def pending(expected=None) -> MutationCase:
+    """Before the washout is on file: no item claims `washout_complete`, so dropping it leaves
+    no item claiming a proposition the contract does not ask for (the standard review's
+    corpus finding), and only what a scenario pins can notice."""
+    return MutationCase("pending", enrolment_document(WASHOUT_PENDING_POOL), expected)
+
+
 def one(key: str, cases, **options):
     """The result of one mutant (by key) against `cases`, as JSON."""
     options = {"catalogue": ENROLMENT_CATALOGUE, "weak_classes": ENROLMENT_WEAK} | options
@@ -203,70 +211,100 @@ def test_a_required_proposition_made_optional_is_killed_by_the_standard_sweep():
     assert "consent_signed is optional" in result["reasons"][0]
 
 
+def test_a_dropped_proposition_an_item_claims_is_killed_by_the_standard_sweep():
+    """An item still claims the dropped key: the corpus finding notices, nothing need pin it."""
+    result = one("proposition_dropped:washout_complete", [clear()])
+    assert result["status"] == "killed" and result["killed_by"] == "standard"
+    assert result["reasons"] == [
+        "clear: 1 item claims washout_complete, which the contract does not ask for: a "
+        "proposition dropped or its key mistyped?"
+    ]
+
+
 def test_an_owner_expectation_that_holds_for_the_contract_kills_a_dropped_proposition():
-    expected = {"slots": {"washout_complete": "supported"}}
-    result = one("proposition_dropped:washout_complete", [clear(expected)])
+    expected = {"slots": {"washout_complete": "unknown"}}
+    result = one("proposition_dropped:washout_complete", [pending(expected)])
     assert result["status"] == "killed" and result["killed_by"] == "expectations"
-    assert result["reasons"] == ["clear: expected slot washout_complete supported, got missing"]
+    assert result["reasons"] == ["pending: expected slot washout_complete unknown, got missing"]
 
 
 @pytest.mark.parametrize(
     ("perturbation", "expected", "reason"),
     [(Perturbation("hide", {"candidate_id": "consent-C1"}),
-      {"slots": {"washout_complete": "supported", "consent_signed": "unknown"}},
-      "clear, hide(consent-C1): expected slot washout_complete supported, got missing"),
+      {"slots": {"washout_complete": "unknown", "consent_signed": "unknown"}},
+      "pending, hide(consent-C1): expected slot washout_complete unknown, got missing"),
      (Perturbation("contradict", {"proposition": "washout_complete"}),
       {"slots": {"washout_complete": "contradicted"}},
-      "clear, contradict(washout_complete): cannot be run against the mistake (the contract "
+      "pending, contradict(washout_complete): cannot be run against the mistake (the contract "
       "has no proposition 'washout_complete')")],
     ids=["pinned", "not-runnable"],
 )  # fmt: skip
 def test_an_owner_expectation_on_a_variant_kills_too(perturbation, expected, reason):
-    case = MutationCase("clear", enrolment_document(), variants=[(perturbation, expected)])
+    case = MutationCase("pending", enrolment_document(WASHOUT_PENDING_POOL),
+                        variants=[(perturbation, expected)])  # fmt: skip
     result = one("proposition_dropped:washout_complete", [case])
     assert result["killed_by"] == "expectations"
     assert result["reasons"] == [reason]
 
 
 def test_an_expectation_the_contract_already_fails_kills_nothing():
-    wrong = {"slots": {"washout_complete": "unknown"}}  # the contract gives supported
-    result = one("proposition_dropped:washout_complete", [clear(wrong)])
+    wrong = {"slots": {"washout_complete": "supported"}}  # the contract gives unknown
+    result = one("proposition_dropped:washout_complete", [pending(wrong)])
     assert result["status"] == "surviving"
 
 
 def test_a_surviving_mutant_has_advice_and_a_proposal_that_kills_it():
-    """No review flag notices a proposition dropped from the contract, and the scenario pins
-    nothing: the proposal is the scenario itself with its slots pinned."""
-    result = one("proposition_dropped:consent_signed", [clear()])
+    """No item claims `washout_complete`, so no review flag notices it dropped from the
+    contract, and the scenario pins nothing: the proposal is the scenario itself with its
+    slots (and what else differs) pinned."""
+    result = one("proposition_dropped:washout_complete", [pending()])
     assert result["status"] == "surviving" and result["killed_by"] is None
     assert result["advice"] == (
-        "if `consent_signed` was dropped from the contract, no scenario would notice: pin the "
-        "state of `consent_signed` in a scenario"
+        "if `washout_complete` was dropped from the contract, no scenario would notice: pin "
+        "the state of `washout_complete` in a scenario"
     )
     proposal = result["proposal"]
-    assert proposal["pool_from"] == "clear" and proposal["based_on"] == "clear"
-    assert proposal["expected"]["slots"] == {"consent_signed": "supported",
-                                             "eligibility_met": "supported",
-                                             "washout_complete": "supported"}  # fmt: skip
-    assert proposal["expected"]["resource_ids"] == {"consent_signed": ["consent-C1"]}
-    assert "decision_ready" not in proposal["expected"]  # the same for both: not pinned
+    assert proposal["pool_from"] == "pending" and proposal["based_on"] == "pending"
+    assert proposal["expected"] == {
+        "slots": {"consent_signed": "supported", "eligibility_met": "supported",
+                  "washout_complete": "unknown"},
+        "required": {"washout_complete": False},
+        "resource_ids": {"washout_complete": []},
+    }  # fmt: skip
+    # decision_ready is the same for both (washout_complete is optional): not pinned
     assert proposal["request"]["purpose"] == "trial_enrolment"
-    assert [c["id"] for c in proposal["candidates"]] == sorted(c["id"] for c in ENROLMENT_POOL)
-    after = one("proposition_dropped:consent_signed", [clear(), as_case(proposal)])
+    assert [c["id"] for c in proposal["candidates"]] == sorted(
+        c["id"] for c in WASHOUT_PENDING_POOL
+    )
+    after = one("proposition_dropped:washout_complete", [pending(), as_case(proposal)])
     assert after["status"] == "killed" and after["killed_by"] == "expectations"
 
 
 def with_corroboration():
     """The enrolment contract where eligibility may rest on two items (so the relevance floor,
-    which applies to corroborating items, can show)."""
+    which applies to corroborating items, can show), with a floor of 0.05: the lowest context
+    level of the standard sweep's crowd, which the floor admits (items at or above it enter)."""
     contract = copy.deepcopy(ENROLMENT)
     contract["propositions"][1]["max_items"] = 2
+    contract["policy"] = {"min_relevance": 0.05}
     return contract
 
 
+def test_a_floor_lowered_across_a_crowd_level_is_killed_by_the_standard_sweep():
+    """From 0.3 to 0.1: the crowd's context at 0.15 and at 0.25 now enters the packet, one
+    finding per level."""
+    result = one("min_relevance_lowered:policy", [clear()])
+    assert result["status"] == "killed" and result["killed_by"] == "standard"
+    assert result["reasons"] == [
+        "clear: context of relevance 0.15 enters the packet (min_relevance 0.1)",
+        "clear: context of relevance 0.25 enters the packet (min_relevance 0.1)",
+    ]
+
+
 def test_a_mutant_no_scenario_tells_apart_is_equivalent_with_an_aimed_proposal():
-    """No scenario has a corroborating item between 0.1 and 0.3: lowering the floor changes
-    nothing here. The proposal adds one, and pins which items eligibility rests on."""
+    """The floor lowered from 0.05 to 0: no item of the scenario or of its sweep lies below
+    0.05, so nothing changes here. The proposal adds a corroborating item between the two
+    floors, and pins which items eligibility rests on."""
     contract = with_corroboration()
     document = enrolment_document(contract=contract)
     (lowered,) = [m for m in mutants(document.contract) if m.kind == "min_relevance_lowered"]
