@@ -2,9 +2,11 @@
 
     .venv/bin/python bench/mutation_score.py [--json] [--domain NAME]... [--demo] [--repeat 3]
 
-Mutation testing (`compiler.mutation`) over the three contract-test directories of
+Mutation testing (`compiler.mutation`) over the four contract-test directories of
 bench/domains/ (a hospital's trial enrolment, an insurer's settlement above authority, a gas
-network's emergency entry), each written from its owner's side before any mutant was run.
+network's emergency entry, and, written as a holdout after the probes were last changed, a
+machine-tool maker's export-licence release), each written from its owner's side before any
+mutant was run.
 Every mistake kind is applied to each contract, one mutant at a time, and run twice:
 
 * against the **standard suite**: the scenarios without their owner's expectations, so only
@@ -284,6 +286,54 @@ def gas_labels_reworded(d: Domain) -> Domain:
     return _classes(d, lambda c: c.model_copy(update={"label": labels.get(c.key, c.label)}))
 
 
+def export_reworded(d: Domain) -> Domain:
+    """Reword two descriptions after outside counsel's review of the compliance manual."""
+    return _reworded(
+        d,
+        item_within_licence="The machine, as built and with every option fitted, is rated "
+        "within the control list entries the general licence covers.",
+        end_use_assured="The end user has signed that the machine is for civil use at the named "
+        "site and will not be re-exported or transferred without our written consent.",
+    )
+
+
+def export_propositions_reordered(d: Domain) -> Domain:
+    """List the screening first, as the release checklist in the compliance manual does."""
+    return _propositions_ordered(d, ["parties_screened", "destination_permitted",
+                                     "item_within_licence", "end_use_assured",
+                                     "installation_site_verified"])  # fmt: skip
+
+
+def export_purposes_reordered(d: Domain) -> Domain:
+    """List the audit purpose first."""
+    return _contract(d, purposes=tuple(reversed(d.contract.purposes)))
+
+
+def export_version_bumped(d: Domain) -> Domain:
+    """Bump the version to 3.1 for the annual compliance programme review."""
+    return _contract(d, version="3.1")
+
+
+def export_policy_renamed(d: Domain) -> Domain:
+    """Rename the assembly policy after the licence it serves, and bump its version."""
+    return _policy(d, name="general-licence-release", version=3)
+
+
+def export_floor_raised(d: Domain) -> Domain:
+    """Raise the floor for briefings from 0.4 to 0.5."""
+    return _policy(d, min_relevance=0.5)
+
+
+def export_screening_three_parties(d: Domain) -> Domain:
+    """Cap the screenings at three: the company no longer ships through intermediate consignees."""
+    return _proposition(d, "parties_screened", max_items=3)
+
+
+def export_unused_weak_class_retired(d: Domain) -> Domain:
+    """Retire CRM account notes from the catalogue: sales no longer writes them."""
+    return _classes(d, lambda c: None if c.key == "crm_note" else c)
+
+
 HARMLESS: dict[str, tuple[Callable[[Domain], Domain], ...]] = {
     "trial_enrolment": (trial_reworded, trial_propositions_reordered, trial_purposes_reordered,
                         trial_version_bumped, trial_renal_one_item,
@@ -295,6 +345,10 @@ HARMLESS: dict[str, tuple[Callable[[Domain], Domain], ...]] = {
     "gas_entry": (gas_reworded, gas_propositions_reordered, gas_purposes_reordered,
                   gas_version_bumped, gas_floor_raised,
                   gas_tiers_as_numbers, gas_labels_reworded),
+    "export_licence": (export_reworded, export_propositions_reordered,
+                       export_purposes_reordered, export_version_bumped, export_policy_renamed,
+                       export_floor_raised, export_screening_three_parties,
+                       export_unused_weak_class_retired),
 }  # fmt: skip
 
 

@@ -1,5 +1,6 @@
-"""The mutation benchmark's three domains (bench/domains/: a hospital's trial enrolment, an
-insurer's settlement above authority, a gas network's emergency entry) stay correct contracts
+"""The mutation benchmark's four domains (bench/domains/: a hospital's trial enrolment, an
+insurer's settlement above authority, a gas network's emergency entry, a machine-tool maker's
+export release under a general licence, the last written as a holdout) stay correct contracts
 with passing contract tests as the compiler evolves: `bench/mutation_score.py` measures how
 many contract mistakes the review catches against these originals, so an original that fails
 its own tests, or has lost what the mistakes need (weak classes, contradicting classes,
@@ -23,8 +24,13 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 DOMAINS = sorted(path for path in (BENCH / "domains").iterdir() if path.is_dir())
 
 
-def test_there_are_three_domains_none_of_them_the_demos():
-    assert [d.name for d in DOMAINS] == ["claim_payout", "gas_entry", "trial_enrolment"]
+def test_there_are_four_domains_none_of_them_the_demos():
+    assert [d.name for d in DOMAINS] == [
+        "claim_payout",
+        "export_licence",
+        "gas_entry",
+        "trial_enrolment",
+    ]
     for directory in DOMAINS:
         contract = ContractFile.model_validate(read_document(directory / "contract.yaml"))
         assert contract.contract.decision_type.split(".")[0] not in {"credit", "refund"}
