@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from compiler import InvalidInput
 from compiler.receipts import ReceiptInvalid, parse_receipt, replay
+from contracts import permissions
 from contracts.documents import (
     ContractInvalid,
     compiled_contract,
@@ -126,9 +127,12 @@ def replay_receipts(version: ContractVersion, *, days: int, now: dt.datetime) ->
 
 
 def may_replay(user: Actor, version: ContractVersion) -> bool:
-    """Whoever may read the version's impact report may ask for its replay."""
-    return user.is_authenticated and user.has_perm("contracts.view_decisiontype",
-                                                   version.decision_type)  # fmt: skip
+    """Who acts on the impact report may ask for a replay: the type's owners and reviewers
+    (the retry's rule). A viewer reads the report and its last replay, but a replay is work
+    queued in their name and a row written, so it is a change a viewer may not make."""
+    return permissions.can_edit(user, version.decision_type) or permissions.can_review(
+        user, version.decision_type
+    )
 
 
 @transaction.atomic

@@ -50,6 +50,14 @@ KEY_ORIGIN = "A key is registered from the browser or from a key file (evidence-
 KEY_UNUSABLE = "This is not an Ed25519 public key:"
 KEY_REGISTERED = "Key {key_id} is already registered."
 KEY_ALREADY_REVOKED = "Key {key_id} is already revoked."
+NO_SIGNING_ROLE = (
+    "Only people who publish or approve sign, so only they register a signing key: {user} owns"
+    " and reviews no decision type and is neither a policy owner nor a risk reviewer."
+)
+NO_SIGNING_ROLE_YOURS = (
+    "Only people who publish or approve sign, so only they register a signing key: you own and"
+    " review no decision type and are neither a policy owner nor a risk reviewer."
+)
 KEY_UNREADABLE = (
     "The private key {key_id} cannot be decrypted with this workbench's secret "
     "(SIGNING_KEY_SECRET / SECRET_KEY changed?); generate a new key with --rotate."
@@ -110,6 +118,8 @@ def signing_key_register(
     A current key is rotated out (retired, kept so what it signed still verifies)."""
     if not _may_manage_keys(actor, user):
         raise PermissionDenied(NOT_ALLOWED)
+    if not may_hold_key(user):
+        raise PermissionDenied(NO_SIGNING_ROLE.format(user=user.get_username()))
     if origin not in (SigningKey.Origin.BROWSER, SigningKey.Origin.CLI):
         raise ValidationError({"origin": KEY_ORIGIN})
     try:
@@ -193,6 +203,13 @@ def key_by_id(kid: str) -> SigningKey | None:
 
 def all_keys() -> Iterable[SigningKey]:
     return SigningKey.objects.select_related("user").order_by("user__username", "-created_at")
+
+
+def may_hold_key(user: Actor) -> bool:
+    """Whether a person may register a signing key: only who may sign something, a publisher
+    or an approver (`key_roles`). A viewer never signs, so a key of theirs could only be a
+    key the verifier must refuse."""
+    return bool(user.is_authenticated and user.is_active and key_roles(user))
 
 
 def key_roles(user: AbstractBaseUser) -> list[str]:

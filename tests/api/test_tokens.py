@@ -80,7 +80,8 @@ def test_the_page_refuses_a_type_one_does_not_own(client, rafael, demo):
     client.force_login(rafael)  # reviews Atlas, owns nothing
     assert f'value="{demo[ATLAS].pk}"' not in client.get("/tokens/").content.decode()
     response = client.post("/tokens/", {"name": "x", "decision_types": [demo[ATLAS].pk]})
-    assert response.status_code == 422
+    # Owning no type at all, one may not post the form (an owner choosing another's: 422).
+    assert response.status_code == 403
     assert not ServiceToken.objects.exists()
 
 

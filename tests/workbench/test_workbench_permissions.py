@@ -13,6 +13,7 @@ from django.urls import URLPattern, reverse
 
 from contracts import services
 from contracts.models import SourceClass, SourceClassProposal
+from workbench.production_urls import urlpatterns as production_urlpatterns
 from workbench.urls import urlpatterns
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +44,9 @@ CAN_SEE_ATLAS = {"viewer", "reviewer", "owner", "superuser"}
 POLICY_OWNERS = {"owner", "other_owner", "superuser"}
 REVIEWERS = {"reviewer", "superuser"}
 CATALOGUE_MANAGERS = {"catalogue_manager", "superuser"}
+# Who may sign (`signing.key_roles`): owners of a type or policy owners, reviewers of a type
+# or risk reviewers, superusers.
+SIGNERS = {"owner", "other_owner", "reviewer", "superuser"}
 SEE_PROPOSAL = {"owner", "catalogue_manager", "superuser"}
 
 # name -> (kind, methods the view answers)
@@ -75,7 +79,8 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "accepted_class_remove": ("write", {"POST"}),
     # Review and publishing (the walk's version is a draft: it has no bundle yet).
     "signing_keys": ("site", {"GET"}),
-    "signing_key_create": ("self", {"POST"}),
+    # Only who publishes or approves signs, so only they register a key (a viewer: 403).
+    "signing_key_create": ("signer", {"POST"}),
     "signing_key_revoke": ("own_key", {"POST"}),
     "decision_type_versions": ("read", {"GET"}),
     "version_diff": ("read", {"GET"}),
@@ -97,6 +102,13 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "version_request_changes": ("review", {"POST"}),
     "version_publish": ("write", {"POST"}),
     "version_retire": ("write", {"POST"}),
+    # Production (workbench.production_urls, included without a prefix): service tokens are
+    # made by owners only; a replay is queued by owners and reviewers (a viewer reads it).
+    "token_list": ("tokens", {"GET", "POST"}),
+    "token_revoke": ("own_token", {"POST"}),
+    "recorded_decisions_replay": ("replay", {"POST"}),
+    "contract_tests_zip": ("read", {"GET"}),
+    "contract_tests_import": ("write", {"GET", "POST"}),
 }
 # Signing in and out are walked by their own tests.
 NOT_WALKED = {"login", "logout"}
@@ -104,7 +116,8 @@ NOT_WALKED = {"login", "logout"}
 
 def test_every_route_is_walked():
     # Apps included under a prefix (scenarios, …) walk their own routes.
-    names = {pattern.name for pattern in urlpatterns if isinstance(pattern, URLPattern)}
+    patterns = [*urlpatterns, *production_urlpatterns]
+    names = {pattern.name for pattern in patterns if isinstance(pattern, URLPattern)}
     assert names - NOT_WALKED == set(ROUTES)
 
 
@@ -116,12 +129,17 @@ def expected(name: str, person: str, method: str) -> int:
         return 405
     if kind == "site":
         return 200
-    if kind == "self":
-        # Everyone signed in may create their own signing key; the page follows.
-        return 302
-    if kind == "own_key":
-        # One revokes only a key of one's own: the walk names none.
+    if kind == "signer":
+        # A signer may create their own signing key (an empty form: the page follows).
+        return 302 if person in SIGNERS else 403
+    if kind in ("own_key", "own_token"):
+        # One revokes only a key or a token of one's own: the walk names none.
         return 404
+    if kind == "tokens":
+        # The page for everyone; its form for owners (an empty one is invalid).
+        if method == "GET":
+            return 200
+        return 422 if person in POLICY_OWNERS else 403
     if kind == "bundle":
         # A draft has no bundle, and a type one cannot see has no versions at all.
         return 404
@@ -142,6 +160,9 @@ def expected(name: str, person: str, method: str) -> int:
         return 200
     if kind == "review":
         return allowed if person in REVIEWERS else 403
+    if kind == "replay":
+        # Queued at once, needing no form: back to the impact report.
+        return 302 if person in EDITORS or person in REVIEWERS else 403
     if kind == "write_or_review":
         return allowed if person in EDITORS or person in REVIEWERS else 403
     return allowed if person in EDITORS else 403
@@ -162,8 +183,13 @@ def url_for(name: str, draft) -> str:
         "decision_type_versions": {"key": draft.decision_type.key},
         "version_diff": {"key": draft.decision_type.key},
         "version_start_draft": {"key": draft.decision_type.key},
+        "token_revoke": {"pk": 0},
+        "contract_tests_zip": {"key": draft.decision_type.key},
+        "contract_tests_import": {"key": draft.decision_type.key},
     }.get(name)
-    if arguments is None and name.startswith(("version_", "proposition_", "accepted_")):
+    if arguments is None and name.startswith(
+        ("version_", "proposition_", "accepted_", "recorded_")
+    ):
         arguments = {"key": draft.decision_type.key, "number": draft.number}
         if name.startswith("accepted_") or name in {
             "proposition_edit",
@@ -222,3 +248,121 @@ def test_confirmed_catalogue_posts_change_nothing_for_people_who_may_not_manage_
     assert list(SourceClass.objects.values_list("key", "weak", "retired", "lock_version")) == before
     proposal.refresh_from_db()
     assert proposal.status == "open"
+
+
+# --------------------------------------------------------------------------- vera changes nothing
+
+# The scenarios app's POST routes (walked for their status in tests/scenarios).
+SCENARIO_POSTS = {
+    "corpus_import",
+    "candidate_add",
+    "candidate_edit",
+    "scenario_create",
+    "scenario_edit",
+    "scenario_take_expected",
+    "run_start",
+}
+
+
+@pytest.fixture
+def demo_as_olivia_left_it(db):
+    """`load_demo` (Atlas v1 published, v2 drafted), a catalogue proposal and a service
+    token of olivia's: something behind every POST route for vera to try."""
+    import io
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from contracts.models import DecisionType
+    from publishing import tokens
+
+    call_command("load_demo", stdout=io.StringIO())
+    olivia = get_user_model().objects.get(username="olivia")
+    atlas = DecisionType.objects.get(key="credit.review.continuation")
+    note = SourceClass.objects.get(key="case_note")
+    services.source_class_propose(
+        actor=olivia, source_class=note, **(note.field_values() | {"weak": False}),
+        reason="Case notes are reviewed now",
+    )  # fmt: skip
+    token, _secret = tokens.token_create(actor=olivia, name="retrieval", decision_types=[atlas])
+    return atlas, token
+
+
+def _snapshot() -> dict[str, list]:
+    """Every row of every table but the sessions (signing in writes one)."""
+    from django.apps import apps
+
+    return {
+        model._meta.label: sorted(map(repr, model.objects.values_list()))
+        for model in apps.get_models()
+        if model._meta.label != "sessions.Session"
+    }
+
+
+def _vera_posts(atlas, token) -> list[tuple[str, str, dict]]:
+    """(name, url, data) for every POST route: data an owner's complete form would hold."""
+    from django.contrib.auth import get_user_model
+
+    from contracts import selectors
+    from scenarios.models import Corpus
+
+    draft = selectors.current_version(decision_type=atlas)
+    corpus = Corpus.objects.filter(decision_type=atlas).first()
+    scenario = atlas.scenarios.first()
+    key = atlas.key
+    public_key = (
+        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE="
+        "\n-----END PUBLIC KEY-----\n"
+    )
+    data: dict[str, dict] = {
+        "signing_key_create": {"public_key": public_key, "origin": "cli"},
+        "token_list": {"name": "vera's own", "decision_types": [atlas.pk]},
+        "decision_type_access": {"username": "vera", "role": "owner"},
+        "decision_type_access_revoke": {"username": "rafael"},
+        "decision_type_create": {"key": "vera.type", "title": "Vera's"},
+        "version_settings": {"lock_version": draft.lock_version, "policy_name": "Vera's"},
+        "proposition_add": {"lock_version": draft.lock_version, "key": "vera_says"},
+    }
+    posts = []
+    for name, (_kind, methods) in ROUTES.items():
+        if "POST" in methods:
+            url = url_for(name, draft)
+            if name == "token_revoke":
+                url = reverse(name, kwargs={"pk": token.pk})
+            posts.append((name, url, data.get(name, {"lock_version": draft.lock_version})))
+    for name in sorted(SCENARIO_POSTS):
+        kwargs = {"key": key}
+        if name.startswith("candidate_"):
+            kwargs["pk"] = corpus.pk
+        if name == "candidate_edit":
+            kwargs["candidate_id"] = corpus.candidates.first().candidate_id
+        if name.startswith("scenario_") and name != "scenario_create":
+            kwargs["pk"] = scenario.pk
+        posts.append((name, reverse(f"scenarios:{name}", kwargs=kwargs), {"name": "vera's"}))
+    assert get_user_model().objects.get(username="vera").groups.get().name == "Viewers"
+    return posts
+
+
+def test_vera_can_read_everything_and_change_nothing(client, demo_as_olivia_left_it, monkeypatch):
+    """The README's promise, on every POST route as the demo's viewer with the form an owner
+    would send: refused (403 on a type she sees, 404 on what she may not see), and not one
+    row written, task queued or audit event recorded."""
+    from django.contrib.auth import get_user_model
+    from django.tasks.base import Task
+
+    atlas, token = demo_as_olivia_left_it
+    queued = []
+    enqueue = Task.enqueue
+    monkeypatch.setattr(
+        Task, "enqueue", lambda self, *a, **k: queued.append(self.name) or enqueue(self, *a, **k)
+    )
+    client.force_login(get_user_model().objects.get(username="vera"))
+    posts = _vera_posts(atlas, token)
+    assert {name for name, _url, _data in posts} >= {
+        "recorded_decisions_replay", "signing_key_create"}  # fmt: skip
+    before = _snapshot()
+    answered = {name: client.post(url, data).status_code for name, url, data in posts}
+    assert {name: code for name, code in answered.items() if code not in (403, 404)} == {}
+    assert queued == []
+    after = _snapshot()
+    assert [label for label in before if before[label] != after[label]] == []

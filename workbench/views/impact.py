@@ -17,7 +17,7 @@ from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion
 from publishing import review
-from publishing.replay import recorded_decisions
+from publishing.replay import may_replay, recorded_decisions
 from workbench.forms.review import JustifyForm
 
 from .review import report_waiting, require_role, review_context
@@ -51,6 +51,7 @@ def _render_impact(
         "report": report,
         "problems": problems,
         "recorded_decisions": recorded_decisions(version),
+        "can_replay": may_replay(request.user, version),
         "can_justify": version.is_editable
         and review.permitted(request.user, version, review.SUBMIT),
         "pending": review.REPORT_PENDING.format(number=version.number) if waiting else "",

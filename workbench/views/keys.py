@@ -32,17 +32,27 @@ def version_bundle(request: HttpRequest, key: str, number: int) -> HttpResponse:
 @require_GET
 def signing_keys(request: HttpRequest) -> HttpResponse:
     """Every known public key, with its owner and id: what a verifier must trust."""
-    return render(
-        request,
-        "contracts/signing_keys.html",
-        {"keys": signing.all_keys(), "mine": signing.active_key(request.user)},
-    )
+    return _keys_page(request)
+
+
+def _keys_page(request: HttpRequest, *, refused: str = "", status: int = 200) -> HttpResponse:
+    context = {
+        "keys": signing.all_keys(),
+        "mine": signing.active_key(request.user),
+        "may_register": signing.may_hold_key(request.user),
+        "no_signing_role": signing.NO_SIGNING_ROLE_YOURS,
+        "refused": refused,
+    }
+    return render(request, "contracts/signing_keys.html", context, status=status)
 
 
 @require_POST
 def signing_key_create(request: HttpRequest) -> HttpResponse:
     """A signed-in person registers their own public key, made in this browser (signing.js)
-    or with `evidence-compiler keygen`; a current key is rotated out."""
+    or with `evidence-compiler keygen`; a current key is rotated out. Only who publishes or
+    approves may (viewers never sign): anyone else gets the page back with 403 and why."""
+    if not signing.may_hold_key(request.user):
+        return _keys_page(request, refused=signing.NO_SIGNING_ROLE_YOURS, status=403)
     try:
         key = signing.signing_key_register(
             actor=request.user,

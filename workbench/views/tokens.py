@@ -64,6 +64,9 @@ def _page(request: HttpRequest, form: TokenForm, *, secret: str = "", status: in
 def token_list(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return _page(request, TokenForm(user=request.user))
+    if not tokens.types_for_tokens(user=request.user).exists():
+        # Only an owner makes tokens; the page shows anyone else no form (a viewer: 403).
+        raise PermissionDenied(tokens.NOT_OWNER.format(keys="any decision type"))
     form = TokenForm(request.POST, user=request.user)
     if not form.is_valid():
         return _page(request, form, status=422)

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from contracts.models import SigningKey
@@ -46,4 +46,6 @@ class Command(BaseCommand):
             raise CommandError(f"{options['public_key']}: {exc.strerror}") from None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
+        except PermissionDenied as exc:  # a viewer: nobody who signs anything
+            raise CommandError(str(exc)) from None
         self.stdout.write(f"{user.get_username()}: signing key {key.key_id}\n")
