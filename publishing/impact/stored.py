@@ -28,12 +28,13 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from compiler import COMPILER_VERSION
+from contracts import permissions
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import AuditAction, ContractVersion, StoredImpactReport
 from contracts.services import audit_record
@@ -187,7 +188,12 @@ def report_retry(*, actor: Any, version: ContractVersion) -> StoredImpactReport:
     """Ask again for a report that failed for good (its attempts used up, or its worker lost
     on the last one): its attempts start again from none, the task is queued, and the audit
     log records who asked and what the failure was. `ValidationError` if the report of the
-    version's current inputs has not failed. The caller checks the actor's role."""
+    version's current inputs has not failed; `PermissionDenied` unless `actor` owns or
+    reviews the version's decision type (who waits on the report; a viewer only reads it)."""
+    decision_type = version.decision_type
+    if not (permissions.can_edit(actor, decision_type) or permissions.can_review(
+            actor, decision_type)):  # fmt: skip
+        raise PermissionDenied(permissions.NOT_ALLOWED)
     inputs = inputs_sha256(version)
     with transaction.atomic():
         reports = StoredImpactReport.objects.select_for_update()

@@ -89,3 +89,17 @@ def test_the_signing_keys_page_offers_a_viewer_no_form_and_says_why(client, lab)
     assert signing.NO_SIGNING_ROLE_YOURS in page
     client.force_login(people["rhea"])
     assert 'id="register-key"' in client.get("/signing-keys/").content.decode()
+
+
+def test_a_viewer_cannot_ask_for_the_report_again_even_from_the_service(lab):
+    from django.core.exceptions import ValidationError
+
+    from publishing import review
+
+    decision_type, people = lab
+    version = decision_type.versions.get()
+    with pytest.raises(PermissionDenied):
+        review.report_retry(actor=people["vic"], version=version)
+    # The owner passes the role check and meets the state's: the report has not failed.
+    with pytest.raises(ValidationError):
+        review.report_retry(actor=people["pat"], version=version)
