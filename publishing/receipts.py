@@ -24,7 +24,7 @@ from compiler.bundle import BundleInvalid, VerifiedBundle, verify_bundle
 from compiler.receipts import ReceiptInvalid, check_receipt, parse_receipt
 from contracts.models import Bundle
 
-from . import signing
+from . import signing, tokens
 from .models import DecisionReceipt, ServiceToken
 
 ACCEPTED, DUPLICATE, REFUSED = "accepted", "duplicate", "refused"
@@ -59,10 +59,19 @@ def _loc(error: dict[str, Any]) -> list[Any]:
 
 
 def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Outcome]:
-    """Judge each receipt and store the accepted ones, all in one transaction."""
-    type_ids = getattr(token, "type_ids", None)
-    if type_ids is None:
-        type_ids = frozenset(token.decision_types.values_list("pk", flat=True))
+    """Judge each receipt and store the accepted ones, all in one transaction.
+    `tokens.CreatorLost` (nothing judged, nothing written) when the token's creator no longer
+    owns a type of the token's that a receipt names, or none of them."""
+    allowed = tokens.allowed_types(token, tokens.RECORD)
+    type_ids = frozenset(t.pk for t in allowed)
+    named = {raw.get("decision_type") for raw in receipts if isinstance(raw, dict)}
+    lost = sorted(
+        t.key for t in tokens.scoped_types(token=token) if t.pk not in type_ids and t.key in named
+    )
+    if lost:
+        raise tokens.CreatorLost(tokens.CREATOR_LOST.format(
+            prefix=token.prefix, key="', '".join(lost), what=tokens.TOKEN_NEEDS[tokens.RECORD][1]
+        ))  # fmt: skip
     verified: dict[int, VerifiedBundle | str] = {}
     outcomes: list[Outcome] = []
     pending: list[DecisionReceipt] = []

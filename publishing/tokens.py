@@ -3,7 +3,9 @@
 An owner of a decision type creates a token for one or more of the types they own. The
 secret (`ewt_` and 43 URL-safe characters) is returned once by `token_create` and never
 stored: the row keeps its sha256 and its first characters (`prefix`) to name it. A revoked
-token, or one whose owner was deactivated, authorises nothing. Creating and revoking are
+token, or one whose owner was deactivated, authorises nothing (401); one whose owner no longer
+holds the role a call needs on the type (`TOKEN_NEEDS`, asked at every call) is refused it
+(403, `CreatorLost`). Creating and revoking are
 written to the audit log; each API call is one `ApiCall` row (`record_call`).
 """
 
@@ -43,6 +45,28 @@ NO_TYPES = "Choose at least one decision type the token may read."
 NOT_OWNER = "You can create a token only for decision types you own; you do not own {keys}."
 NAME_REQUIRED = "Give the token a name that says which service uses it."
 ALREADY_REVOKED = "Token {prefix}… was already revoked."
+CREATOR_LOST = (
+    "Token {prefix}… acts for the person who created it, who no longer holds a role on '{key}'"
+    " that allows {what}: an owner of '{key}' must create a new token."
+)
+CREATOR_LOST_ALL = (
+    "Token {prefix}… acts for the person who created it, who no longer holds a role on any of"
+    " its decision types that allows {what}: an owner must create a new token."
+)
+
+# What a token does, and the role its creator must still hold on the type, at every call, for
+# it to do it: a token never does more than the person who made it may now. Reading a bundle
+# is a viewer's right; recording receipts is what creating the token needed (an owner's).
+READ = "read"
+RECORD = "record"
+TOKEN_NEEDS: dict[str, tuple[str, str]] = {
+    READ: (roles.VIEW, "reading its bundles (viewer or above)"),
+    RECORD: (roles.EDIT, "recording its decisions (owner)"),
+}
+
+
+class CreatorLost(PermissionDenied):
+    """The token's creator may no longer do this with (one of) the token's types: 403."""
 
 
 def secret_sha256(secret: str) -> str:
@@ -141,6 +165,33 @@ def authenticate(secret: str) -> ServiceToken | None:
         ServiceToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+def creator_allows(token: ServiceToken, decision_type: DecisionType, does: str) -> bool:
+    """Whether the token's creator, as they are now, may do `does` (`READ`, `RECORD`) with
+    `decision_type`: still active and still holding the role it needs (`TOKEN_NEEDS`)."""
+    owner = token.owner
+    codename, _what = TOKEN_NEEDS[does]
+    return bool(owner.is_active and owner.has_perm(f"contracts.{codename}", decision_type))
+
+
+def creator_lost(token: ServiceToken, decision_type: DecisionType, does: str) -> str:
+    """Why the token may not do `does` with `decision_type` any more ("" if it may). Names
+    only the type asked for, which is in the token's scope."""
+    if creator_allows(token, decision_type, does):
+        return ""
+    return CREATOR_LOST.format(prefix=token.prefix, key=decision_type.key,
+                               what=TOKEN_NEEDS[does][1])  # fmt: skip
+
+
+def allowed_types(token: ServiceToken, does: str) -> list[DecisionType]:
+    """The token's decision types its creator still allows it to `does` with, by key;
+    `CreatorLost` if there is none (the token then authorises nothing of the kind)."""
+    scoped = list(scoped_types(token=token))
+    allowed = [t for t in scoped if creator_allows(token, t, does)]
+    if scoped and not allowed:
+        raise CreatorLost(CREATOR_LOST_ALL.format(prefix=token.prefix, what=TOKEN_NEEDS[does][1]))
+    return allowed
 
 
 def record_call(

@@ -10,6 +10,9 @@
 Every call carries `Authorization: Bearer <service token>` (`publishing.tokens`). No token, an
 unknown one or a revoked one: 401. A decision type outside the token's scope answers exactly
 what a type that does not exist answers (404), so a token learns nothing about other types.
+A token acts for its creator as they are now: at every call the creator must still hold, on
+the type asked for, the role the call needs (`tokens.TOKEN_NEEDS`: viewer to read, owner to
+record receipts), or the call answers 403 saying why (`tokens.CreatorLost`).
 Each call is recorded (`ApiCall`: token, endpoint, type, status). The API authenticates by
 token only, never by the session cookie, so it needs no CSRF token (ninja checks CSRF only
 for cookie authentication). docs/api.md describes it.
@@ -138,6 +141,10 @@ def _not_found(message: str) -> Status:
     return Status(404, {"detail": message})
 
 
+def _forbidden(refusal: tokens.CreatorLost) -> Status:
+    return Status(403, {"detail": str(refusal)})
+
+
 def _etag(sha256: str) -> str:
     return f'"{sha256}"'
 
@@ -166,11 +173,19 @@ def _bundle_response(request: HttpRequest, bundle: Bundle) -> HttpResponse:
     return response
 
 
-@api.get("/types", response=list[TypeEntry], summary="The token's decision types")
+@api.get(
+    "/types",
+    response={200: list[TypeEntry], 403: Error},
+    summary="The token's decision types its creator may still read",
+)
 @_recorded
-def types_index(request: HttpRequest) -> list[dict[str, Any]]:
+def types_index(request: HttpRequest) -> Any:
+    try:
+        readable = tokens.allowed_types(request.auth, tokens.READ)  # type: ignore[attr-defined]
+    except tokens.CreatorLost as exc:
+        return _forbidden(exc)
     entries = []
-    for decision_type in tokens.scoped_types(token=request.auth):  # type: ignore[attr-defined]
+    for decision_type in readable:
         bundle = tokens.latest_bundle(decision_type)
         entries.append(
             {
@@ -183,12 +198,12 @@ def types_index(request: HttpRequest) -> list[dict[str, Any]]:
                 ),
             }
         )
-    return entries
+    return Status(200, entries)
 
 
 @api.get(
     "/types/{key}/bundle",
-    response={200: dict[str, Any], 304: None, 404: Error},
+    response={200: dict[str, Any], 304: None, 403: Error, 404: Error},
     summary="The latest published bundle, byte for byte as signed",
 )
 @_recorded
@@ -196,6 +211,8 @@ def latest_bundle(request: HttpRequest, key: str) -> Any:
     decision_type = tokens.scoped_type(token=request.auth, key=key)  # type: ignore[attr-defined]
     if decision_type is None:
         return _not_found(NO_SUCH_TYPE.format(key=key))
+    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):  # type: ignore[attr-defined]
+        return Status(403, {"detail": lost})
     bundle = tokens.latest_bundle(decision_type)
     if bundle is None:
         return _not_found(NOTHING_PUBLISHED.format(key=key))
@@ -204,7 +221,7 @@ def latest_bundle(request: HttpRequest, key: str) -> Any:
 
 @api.get(
     "/types/{key}/versions/{number}/bundle",
-    response={200: dict[str, Any], 304: None, 404: Error},
+    response={200: dict[str, Any], 304: None, 403: Error, 404: Error},
     summary="The bundle of one published version",
 )
 @_recorded
@@ -212,6 +229,8 @@ def version_bundle(request: HttpRequest, key: str, number: int) -> Any:
     decision_type = tokens.scoped_type(token=request.auth, key=key)  # type: ignore[attr-defined]
     if decision_type is None:
         return _not_found(NO_SUCH_TYPE.format(key=key))
+    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):  # type: ignore[attr-defined]
+        return Status(403, {"detail": lost})
     bundle = tokens.bundle_of_version(decision_type, number)
     if bundle is None:
         return _not_found(NO_SUCH_VERSION.format(key=key, number=number))
@@ -220,7 +239,7 @@ def version_bundle(request: HttpRequest, key: str, number: int) -> Any:
 
 @api.get(
     "/types/{key}/keys",
-    response={200: dict[str, Any], 404: Error},
+    response={200: dict[str, Any], 403: Error, 404: Error},
     summary="The key set of the keys that signed the type's bundles (--public-key reads it)",
 )
 @_recorded
@@ -228,6 +247,8 @@ def signer_keys(request: HttpRequest, key: str) -> Any:
     decision_type = tokens.scoped_type(token=request.auth, key=key)  # type: ignore[attr-defined]
     if decision_type is None:
         return _not_found(NO_SUCH_TYPE.format(key=key))
+    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):  # type: ignore[attr-defined]
+        return Status(403, {"detail": lost})
     if not Bundle.objects.filter(decision_type=decision_type).exists():
         return _not_found(NOTHING_PUBLISHED.format(key=key))
     return HttpResponse(tokens.signer_key_set(decision_type), content_type="application/json")
@@ -235,7 +256,7 @@ def signer_keys(request: HttpRequest, key: str) -> Any:
 
 @api.post(
     "/decisions",
-    response={200: BatchOutcome, 409: Error, 413: Error},
+    response={200: BatchOutcome, 403: Error, 409: Error, 413: Error},
     summary="Record a batch of decision receipts; each is accepted or refused with reasons",
 )
 @_recorded
@@ -248,6 +269,8 @@ def post_decisions(request: HttpRequest, batch: ReceiptBatch) -> Any:
             token=request.auth,
             receipts=batch.receipts,  # type: ignore[attr-defined]
         )
+    except tokens.CreatorLost as exc:
+        return _forbidden(exc)
     except IntegrityError:
         return Status(409, {"detail": LOST_RACE})
     counts = dict.fromkeys((receipts.ACCEPTED, receipts.DUPLICATE, receipts.REFUSED), 0)
