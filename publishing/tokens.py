@@ -214,6 +214,22 @@ def tokens_for_user(*, user: Actor) -> QuerySet[ServiceToken]:
     return tokens if user.is_superuser else tokens.filter(owner=user)
 
 
+def tokens_with_standing(*, user: Actor) -> list[ServiceToken]:
+    """`tokens_for_user`, each with what its creator no longer allows it, by type key:
+    `refused_keys` (no read either) and `read_only_keys` (reads, records no receipt)."""
+    rows = list(tokens_for_user(user=user))
+    for token in rows:
+        token.refused_keys, token.read_only_keys = [], []  # type: ignore[attr-defined]
+        if token.is_revoked:
+            continue
+        for decision_type in token.decision_types.all():
+            if not creator_allows(token, decision_type, READ):
+                token.refused_keys.append(decision_type.key)  # type: ignore[attr-defined]
+            elif not creator_allows(token, decision_type, RECORD):
+                token.read_only_keys.append(decision_type.key)  # type: ignore[attr-defined]
+    return rows
+
+
 def token_for_user(*, user: Actor, pk: int) -> ServiceToken:
     try:
         return tokens_for_user(user=user).get(pk=pk)

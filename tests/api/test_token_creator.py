@@ -130,3 +130,15 @@ def test_the_demo_token_stops_reading_atlas_when_olivia_loses_it_and_reads_it_ag
     posted = call("post", "/api/v1/decisions", secret, data={"receipts": [atlas_receipt()]},
                   content_type="application/json")  # fmt: skip
     assert posted.json()["accepted"] == 1
+
+
+def test_the_tokens_page_says_where_a_token_no_longer_works_and_why(client, lab):
+    pat, quinn = lab["pat"], lab["quinn"]
+    access_revoke(actor=quinn, decision_type=lab["types"][LAB], user=pat)
+    access_grant(actor=quinn, decision_type=lab["types"][STORE], user=pat, role="viewer")
+    client.force_login(quinn)  # quinn sees no token: only their own
+    assert "data-refused" not in client.get("/tokens/").content.decode()
+    client.force_login(pat)
+    page = client.get("/tokens/").content.decode()
+    assert f"Refused for <code>{LAB}</code>: its creator no longer holds a role there." in page
+    assert f"Reads but records no receipt for <code>{STORE}</code>" in page

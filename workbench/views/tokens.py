@@ -51,7 +51,7 @@ class TokenForm(forms.Form):
 def _page(request: HttpRequest, form: TokenForm, *, secret: str = "", status: int = 200):
     context = {
         "form": form,
-        "tokens": tokens.tokens_for_user(user=request.user),
+        "tokens": tokens.tokens_with_standing(user=request.user),
         "secret": secret,
     }
     response = render(request, TEMPLATE, context, status=status)
