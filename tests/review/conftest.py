@@ -18,6 +18,25 @@ def devices(tmp_path):
 
 
 @pytest.fixture
+def key_from_before(devices):
+    """key_from_before(person) -> a key registered while `person` still signed (a risk
+    reviewer then), kept after they lost that role: only a signer registers a key, but a
+    demotion does not take one's keys away (what they signed must still verify)."""
+    from django.contrib.auth.models import Group
+
+    from contracts import roles
+
+    def register(person):
+        group = Group.objects.get(name=roles.RISK_REVIEWERS)
+        person.groups.add(group)
+        key = devices.ensure(type(person).objects.get(pk=person.pk))
+        person.groups.remove(group)
+        return key
+
+    return register
+
+
+@pytest.fixture
 def keys(owner, reviewer, devices):
     return {"owner": devices.ensure(owner), "reviewer": devices.ensure(reviewer)}
 

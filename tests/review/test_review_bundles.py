@@ -346,9 +346,11 @@ def test_a_bundle_signed_by_an_unknown_key_is_refused(exported, tmp_path, owner,
     assert counts() == before
 
 
-def test_a_known_key_under_someone_elses_name_is_refused(exported, tmp_path, make_user, devices):
+def test_a_known_key_under_someone_elses_name_is_refused(
+    exported, tmp_path, make_user, devices, key_from_before
+):
     rhea_user = make_user("rhea")
-    devices.ensure(rhea_user)
+    key_from_before(rhea_user)
     rhea = devices.private_key(rhea_user)
     rafael = devices.private_key(type(rhea_user).objects.get(username="rafael"))
     # Olivia's signature is made with rhea's key: a valid signature, by the wrong owner.

@@ -85,8 +85,10 @@ def test_the_signed_manifest_names_everyone_with_their_keys(published, keys):
     assert manifest["author"] == "olivia"
 
 
-def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_path, devices):
-    vera = devices.ensure(viewer)
+def test_export_public_keys_says_which_keys_may_approve(
+    published, viewer, tmp_path, key_from_before
+):
+    vera = key_from_before(viewer)
     out = io.StringIO()
     call_command("export_public_keys", str(tmp_path), stdout=out)
     key_set = json.loads((tmp_path / KEY_SET_FILE).read_text())
@@ -99,11 +101,12 @@ def test_export_public_keys_says_which_keys_may_approve(published, viewer, tmp_p
 
 
 def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(
-    published, viewer, tmp_path, devices, private
+    published, viewer, tmp_path, key_from_before, private
 ):
-    """A viewer who created a key could "approve" a bundle by signing it; the trusted key
-    set does not let their key approve, so the bundle is refused and nothing written."""
-    devices.ensure(viewer)
+    """A viewer who kept a key from when they reviewed could "approve" a bundle by signing
+    it; the trusted key set does not let their key approve now, so the bundle is refused and
+    nothing written."""
+    key_from_before(viewer)
     body = _body(published.data)
     body["manifest"]["approvers"] = [{"person": "vera"}]
     body["manifest"]["version"] = body["contract"]["version"] = "7"

@@ -135,9 +135,12 @@ def test_request_changes_needs_a_comment_and_voids_approvals(approved, reviewer,
     assert Review.objects.filter(version=version).count() == 2
 
 
-def test_owners_do_not_approve_or_request_changes(submitted, owner, viewer, devices):
-    for person in (owner, viewer):
-        devices.ensure(person)  # a key does not make anyone a reviewer
+def test_owners_do_not_approve_or_request_changes(
+    submitted, owner, viewer, devices, key_from_before
+):
+    devices.ensure(owner)
+    key_from_before(viewer)
+    for person in (owner, viewer):  # a key does not make anyone a reviewer
         with pytest.raises(PermissionDenied):
             review.version_request_changes(actor=person, version=submitted, comment="no")
         with pytest.raises(PermissionDenied):
