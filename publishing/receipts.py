@@ -64,7 +64,8 @@ def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Out
     owns a type of the token's that a receipt names, or none of them."""
     allowed = tokens.allowed_types(token, tokens.RECORD)
     type_ids = frozenset(t.pk for t in allowed)
-    named = {raw.get("decision_type") for raw in receipts if isinstance(raw, dict)}
+    named = {raw.get("decision_type") for raw in receipts if isinstance(raw, dict)
+             and isinstance(raw.get("decision_type"), str)}  # fmt: skip
     lost = sorted(
         t.key for t in tokens.scoped_types(token=token) if t.pk not in type_ids and t.key in named
     )

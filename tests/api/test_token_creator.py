@@ -62,8 +62,13 @@ def test_a_creator_demoted_to_viewer_still_reads_but_no_longer_records(call, lab
     assert refused.json()["detail"] == tokens.CREATOR_LOST.format(
         prefix=secret[: tokens.PREFIX_LENGTH], key=LAB, what="recording its decisions (owner)"
     )
-    # The other type pat still owns records as before.
+    # The other type pat still owns records as before; a malformed type is the receipt's
+    # own problem, judged with it.
     assert record(call, secret, STORE).status_code == 200
+    malformed = call("post", "/api/v1/decisions", secret, content_type="application/json",
+                     data={"receipts": [receipt_for(STORE), {"decision_type": [LAB]}]})  # fmt: skip
+    assert malformed.status_code == 200
+    assert [r["status"] for r in malformed.json()["results"]] == ["refused", "refused"]
     access_grant(actor=quinn, decision_type=lab["types"][LAB], user=pat, role="owner")
     assert record(call, secret).status_code == 200
     assert not DecisionReceipt.objects.exists()
