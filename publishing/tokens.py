@@ -5,8 +5,8 @@ secret (`ewt_` and 43 URL-safe characters) is returned once by `token_create` an
 stored: the row keeps its sha256 and its first characters (`prefix`) to name it. A revoked
 token, or one whose owner was deactivated, authorises nothing (401); one whose owner no longer
 holds the role a call needs on the type (`TOKEN_NEEDS`, asked at every call) is refused it
-(403, `CreatorLost`). Creating and revoking are
-written to the audit log; each API call is one `ApiCall` row (`record_call`).
+(403, `CreatorLost`). Creating and revoking are written to the audit log; each API call is
+one `ApiCall` row (`record_call`).
 """
 
 from __future__ import annotations
