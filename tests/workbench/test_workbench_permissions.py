@@ -338,20 +338,26 @@ def _vera_posts(atlas, token) -> list[tuple[str, str, dict]]:
     return posts
 
 
-def test_vera_can_read_everything_and_change_nothing(client, demo_as_olivia_left_it, monkeypatch):
+@pytest.mark.parametrize("username", ["vera", "sam"])
+def test_vera_can_read_everything_and_change_nothing(
+    username, client, demo_as_olivia_left_it, monkeypatch, make_user
+):
     """The README's promise, on every POST route as the demo's viewer with the form an owner
     would send: refused (403 on a type she sees, 404 on what she may not see), and not one
-    row written, task queued or audit event recorded."""
+    row written, task queued or audit event recorded. The same for sam, who holds no role
+    and no group: Atlas does not exist for him (404), the site's forms answer 403."""
     from django.contrib.auth import get_user_model
     from django.tasks.base import Task
 
     atlas, token = demo_as_olivia_left_it
+    if username == "sam":
+        make_user("sam")
     queued = []
     enqueue = Task.enqueue
     monkeypatch.setattr(
         Task, "enqueue", lambda self, *a, **k: queued.append(self.name) or enqueue(self, *a, **k)
     )
-    client.force_login(get_user_model().objects.get(username="vera"))
+    client.force_login(get_user_model().objects.get(username=username))
     posts = _vera_posts(atlas, token)
     assert {name for name, _url, _data in posts} >= {
         "recorded_decisions_replay", "signing_key_create", "token_list", "run_start"}  # fmt: skip
