@@ -38,6 +38,7 @@ from .catalogue import (
 from .checks import NOT_ALLOWED, STALE_EDIT, Actor, EditConflict, _require, check_lock
 from .decision_types import (
     DUPLICATE_DECISION_TYPE,
+    KEY_UNAVAILABLE,
     LAST_OWNER,
     NO_ROLE,
     access_grant,
@@ -80,6 +81,7 @@ __all__ = [
     "CLASS_NOT_ACCEPTED",
     "DIRECTIONS",
     "DUPLICATE_DECISION_TYPE",
+    "KEY_UNAVAILABLE",
     "DUPLICATE_PROPOSITION",
     "DUPLICATE_SOURCE_CLASS",
     "LAST_OWNER",
