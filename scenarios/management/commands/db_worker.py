@@ -37,7 +37,7 @@ NO_STALE_CHECK = "STALE_WORK_CHECK_SECONDS must be more than 0 (it is {value!r})
 
 
 class Command(db_worker.Command):
-    help = db_worker.Command.help + " (after requeuing stale suite runs)"
+    help = db_worker.Command.help + " (requeuing stale runs as it starts and while it lives)"
 
     def handle(self, *args: Any, **options: Any) -> None:
         check_every = float(getattr(settings, "STALE_WORK_CHECK_SECONDS", 15))
