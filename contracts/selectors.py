@@ -12,7 +12,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 from guardian.shortcuts import get_objects_for_user
 
@@ -210,13 +210,17 @@ def can_propose_catalogue_change(*, user: User) -> bool:
     return user.is_authenticated and user.has_perm(roles.PROPOSE_CATALOGUE_CHANGE)
 
 
-def catalogue_history(*, limit: int = 20) -> QuerySet[AuditEvent]:
-    """Every catalogue change and decision on a proposal, newest first (readable by all)."""
-    return (
-        AuditEvent.objects.filter(action__startswith="source_class.")
-        .select_related("actor")
-        .order_by("-created_at", "-id")[:limit]
-    )
+def catalogue_history(*, user: User, limit: int = 20) -> QuerySet[AuditEvent]:
+    """The catalogue changes and decisions on proposals `user` may see, newest first.
+
+    A change made without a proposal is public, like the catalogue itself; an event that
+    names a proposal (proposed, accepted, rejected) follows the proposal's own page: its
+    author and the catalogue managers see it, nobody else (`proposals_visible_to`)."""
+    events = AuditEvent.objects.filter(action__startswith="source_class.")
+    if not can_manage_catalogue(user=user):
+        own = list(proposals_visible_to(user=user).values_list("pk", flat=True))
+        events = events.filter(Q(changes__proposal__isnull=True) | Q(changes__proposal__in=own))
+    return events.select_related("actor").order_by("-created_at", "-id")[:limit]
 
 
 def open_proposals() -> QuerySet[SourceClassProposal]:
@@ -231,15 +235,23 @@ def proposals_by(*, user: User) -> QuerySet[SourceClassProposal]:
     return SourceClassProposal.objects.filter(proposed_by=user).select_related("decided_by")
 
 
-def proposal_for_user(*, user: User, pk: int) -> SourceClassProposal:
-    """Catalogue managers see every proposal; anyone else only their own (else 404)."""
+def proposals_visible_to(*, user: User) -> QuerySet[SourceClassProposal]:
+    """Who may see a proposal, in one place: catalogue managers see every proposal, anyone
+    else only their own. The proposal's page and the catalogue history both ask here."""
     proposals = SourceClassProposal.objects.select_related(
         "source_class", "proposed_by", "decided_by"
     )
-    if not can_manage_catalogue(user=user):
-        proposals = proposals.filter(pk__in=proposals_by(user=user).values("pk"))
+    if can_manage_catalogue(user=user):
+        return proposals
+    if not user.is_authenticated:
+        return proposals.none()
+    return proposals.filter(proposed_by=user)
+
+
+def proposal_for_user(*, user: User, pk: int) -> SourceClassProposal:
+    """The proposal if `user` may see it (`proposals_visible_to`), else 404."""
     try:
-        return proposals.get(pk=pk)
+        return proposals_visible_to(user=user).get(pk=pk)
     except SourceClassProposal.DoesNotExist:
         raise Http404("No such proposal.") from None
 

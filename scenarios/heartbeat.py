@@ -74,3 +74,9 @@ def every(interval: float, write: Callable[[], object], *, name: str) -> threadi
 # from a worker that stopped (suite runs are requeued by the command itself; the impact
 # report, a layer above, connects here).
 worker_starting = Signal()
+
+# Sent by `manage.py db_worker` every STALE_WORK_CHECK_SECONDS while it lives (waiting for
+# work or not): the same recovery again, for a worker killed after this one started. A run
+# killed within the staleness window of a worker's start is not stale yet as that worker
+# starts, and would otherwise stay "running" until someone looked at it.
+stale_work_check = Signal()

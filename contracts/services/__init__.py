@@ -38,6 +38,7 @@ from .catalogue import (
 from .checks import NOT_ALLOWED, STALE_EDIT, Actor, EditConflict, _require, check_lock
 from .decision_types import (
     DUPLICATE_DECISION_TYPE,
+    KEY_UNAVAILABLE,
     LAST_OWNER,
     NO_ROLE,
     access_grant,
@@ -82,6 +83,7 @@ __all__ = [
     "DUPLICATE_DECISION_TYPE",
     "DUPLICATE_PROPOSITION",
     "DUPLICATE_SOURCE_CLASS",
+    "KEY_UNAVAILABLE",
     "LAST_OWNER",
     "NOT_ALLOWED",
     "NOT_EDITABLE",

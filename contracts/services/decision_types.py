@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from guardian.shortcuts import assign_perm, remove_perm
 
 from contracts import roles
@@ -17,7 +17,13 @@ from .checks import Actor, _full_clean, _require
 from .drafts import _bump
 
 # Messages tests assert on.
-DUPLICATE_DECISION_TYPE = "A decision type with this key already exists."
+DUPLICATE_DECISION_TYPE = (
+    "You can already see a decision type with this key: open it from the dashboard, "
+    "or choose another key."
+)
+# Said to someone with no role on the type holding the key: it does not confirm that a type
+# exists, whose it is, or what it is called, only that this key is not free for them.
+KEY_UNAVAILABLE = "That key cannot be used: choose another."
 NO_ROLE = "{username} has no role on this decision type."
 LAST_OWNER = "A decision type needs an owner: make someone else owner first."
 
@@ -35,9 +41,15 @@ def decision_type_create(
     _require(actor, "contracts.add_decisiontype")
     decision_type = DecisionType(key=key, title=title, description=description, created_by=actor)
     _full_clean(decision_type, exclude=["created_by"])
-    if DecisionType.objects.filter(key=key).exists():
-        raise ValidationError({"key": DUPLICATE_DECISION_TYPE})
-    decision_type.save()
+    existing = DecisionType.objects.filter(key=key).first()
+    if existing is not None:
+        _refuse_taken_key(actor, existing)
+    try:
+        with transaction.atomic():
+            decision_type.save()
+    except IntegrityError:
+        # Created by someone else since the check above: refused like any unavailable key.
+        raise ValidationError({"key": KEY_UNAVAILABLE}) from None
     for perm in roles.ROLE_PERMISSIONS[roles.Role.OWNER]:
         assign_perm(perm, actor, decision_type)
     audit_record(
@@ -59,6 +71,14 @@ def decision_type_create(
         version=version,
     )
     return decision_type
+
+
+def _refuse_taken_key(actor: Actor, existing: DecisionType) -> None:
+    """Whoever may see the type holding the key is told so; anyone else gets the message any
+    unavailable key gets, so that creating a type is no way to learn another team's types."""
+    if actor.has_perm(f"contracts.{roles.VIEW}", existing):
+        raise ValidationError({"key": DUPLICATE_DECISION_TYPE})
+    raise ValidationError({"key": KEY_UNAVAILABLE})
 
 
 @transaction.atomic

@@ -9,7 +9,8 @@ transaction commits; the task itself hashes the inputs, so a change that alters 
 compiles nothing. Bulk writes (`bulk_create`, `update`) send no signal: the review page
 still asks for the report of the inputs it finds, so nothing stale is ever shown.
 
-And as a worker starts (`scenarios.heartbeat.worker_starting`), the reports a stopped worker
+And as a worker starts (`scenarios.heartbeat.worker_starting`) and then every
+STALE_WORK_CHECK_SECONDS (`scenarios.heartbeat.stale_work_check`), the reports a stopped worker
 left computing are queued again or failed (`stored.reports_requeue_stale`).
 """
 
@@ -82,7 +83,7 @@ def _version_changed(sender: Any, instance: ContractVersion, **kwargs: Any) -> N
         _queue(instance.decision_type_id, exclude=instance.pk)
 
 
-def _worker_starting(sender: Any, stdout: Any = None, **kwargs: Any) -> None:
+def _recover_stale_reports(sender: Any, stdout: Any = None, **kwargs: Any) -> None:
     """A worker starts: reports a stopped worker left computing are queued again (or
     failed), as its suite runs are."""
     from .stored import report_state, reports_requeue_stale
@@ -97,10 +98,11 @@ def _worker_starting(sender: Any, stdout: Any = None, **kwargs: Any) -> None:
 
 def connect() -> None:
     """Called once, from `PublishingConfig.ready`."""
-    from scenarios.heartbeat import worker_starting
+    from scenarios.heartbeat import stale_work_check, worker_starting
     from scenarios.models import Corpus, CorpusCandidate, Scenario
 
-    worker_starting.connect(_worker_starting, dispatch_uid="impact-worker-starting")
+    worker_starting.connect(_recover_stale_reports, dispatch_uid="impact-worker-starting")
+    stale_work_check.connect(_recover_stale_reports, dispatch_uid="impact-stale-work-check")
 
     receivers = [
         (_scenario_changed, Scenario),

@@ -83,6 +83,7 @@ from .strength import (
     STRENGTH_STOPPED,
     mutation_run_fail_if_stale,
     mutation_run_start,
+    mutation_runs_fail_stale,
     proposal_add,
 )
 from .warnings import (
@@ -103,6 +104,7 @@ __all__ = [
     "STRENGTH_ALREADY_ACTIVE",
     "STRENGTH_STOPPED",
     "mutation_run_fail_if_stale",
+    "mutation_runs_fail_stale",
     "mutation_run_start",
     "proposal_add",
     "CANDIDATE_ID_LIMIT",

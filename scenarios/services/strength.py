@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from pydantic import ValidationError as PydanticValidationError
 
@@ -100,17 +101,30 @@ def mutation_run_start(*, actor: Actor, version: ContractVersion) -> MutationRun
     return run
 
 
+def mutation_runs_fail_stale() -> list[MutationRun]:
+    """Fail every suite-strength run whose worker stopped (`mutation_run_fail_if_stale`); a
+    waiting worker does this now and then (`manage.py db_worker`). The runs failed."""
+    stale = _stale_mutation_runs().values_list("pk", flat=True)
+    failed = (mutation_run_fail_if_stale(run_id=pk) for pk in stale)
+    return [run for run in failed if run is not None]
+
+
+def _stale_mutation_runs() -> QuerySet[MutationRun]:
+    cutoff = timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS)
+    return MutationRun.objects.filter(status=MutationRun.Status.RUNNING, heartbeat_at__lt=cutoff)
+
+
 def mutation_run_fail_if_stale(*, run_id: int) -> MutationRun | None:
     """If the run is running and its worker has not written it for
     `SUITE_RUN_STALE_SECONDS` (it was killed, say), fail it with `STRENGTH_STOPPED`: an owner
     starts it again (a run is minutes at most, so it is not resumed). The run if it was
     stale, else None. The page calls this as it is viewed."""
-    cutoff = timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS)
     with transaction.atomic():
         run = (
-            MutationRun.objects.select_for_update(of=("self",))
+            _stale_mutation_runs()
+            .select_for_update(of=("self",))
             .select_related("version")
-            .filter(pk=run_id, status=MutationRun.Status.RUNNING, heartbeat_at__lt=cutoff)
+            .filter(pk=run_id)
             .first()
         )
         if run is None:

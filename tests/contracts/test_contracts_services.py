@@ -51,6 +51,29 @@ def test_only_policy_owners_create_decision_types(person, request, db):
     assert not DecisionType.objects.exists()
 
 
+def test_a_taken_key_is_named_only_to_whom_may_see_its_type(owner, other_owner):
+    """A pharmacy's dispensing-override type, owned by otto. Olivia, with no role on it, is
+    told only that the key cannot be used (the message any unavailable key gets); once she may
+    see the type, and for otto, the refusal says the type is there."""
+    pharmacy = services.decision_type_create(
+        actor=other_owner, key="dispensing.override", title="Pharmacy: override a dispensing hold"
+    )
+    with pytest.raises(ValidationError) as refused:
+        services.decision_type_create(actor=owner, key="dispensing.override", title="Mine")
+    assert refused.value.message_dict == {"key": [services.KEY_UNAVAILABLE]}
+    assert "exist" not in services.KEY_UNAVAILABLE
+
+    with pytest.raises(ValidationError) as refused:
+        services.decision_type_create(actor=other_owner, key="dispensing.override", title="Again")
+    assert refused.value.message_dict == {"key": [services.DUPLICATE_DECISION_TYPE]}
+
+    services.access_grant(actor=other_owner, decision_type=pharmacy, user=owner, role="viewer")
+    with pytest.raises(ValidationError) as refused:
+        services.decision_type_create(actor=owner, key="dispensing.override", title="Mine")
+    assert refused.value.message_dict == {"key": [services.DUPLICATE_DECISION_TYPE]}
+    assert DecisionType.objects.filter(key="dispensing.override").count() == 1
+
+
 def test_granting_a_role_needs_ownership(atlas, other_owner, stranger):
     with pytest.raises(PermissionDenied):
         services.access_grant(actor=other_owner, decision_type=atlas, user=stranger, role="viewer")

@@ -209,6 +209,20 @@ def test_the_computing_worker_beats_on_the_report(suite, draft, owner, keys, set
     assert len(beats) == 1, "the heartbeat never moved while the report was computed"
 
 
+def lost_report(draft, owner, computations):
+    """Submitted with the database queue: a worker claims the report's task and dies
+    computing it, so the task stays claimed and the report computing. The version."""
+    from django_tasks_db.models import DBTaskResult
+
+    version = submit(draft, owner)
+    computations("kill")
+    [task] = DBTaskResult.objects.all()
+    task.claim("the-first-worker")
+    with pytest.raises(WorkerKilled):
+        impact.stored.report_compute(version_id=version.pk)
+    return version
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_starting_queues_a_lost_report_again_and_computes_it(
     suite, draft, owner, keys, computations
@@ -216,13 +230,7 @@ def test_a_worker_starting_queues_a_lost_report_again_and_computes_it(
     from django_tasks_db.models import DBTaskResult
 
     with override_settings(TASKS=DATABASE_TASKS):
-        version = submit(draft, owner)
-        computations("kill")
-        # A worker claims the task and dies computing it: the task stays claimed.
-        [task] = DBTaskResult.objects.all()
-        task.claim("the-first-worker")
-        with pytest.raises(WorkerKilled):
-            impact.stored.report_compute(version_id=version.pk)
+        version = lost_report(draft, owner, computations)
         assert stored_row(version).status == Status.COMPUTING
         stale(version)
         # The next worker requeues the report as it starts, then computes it.
@@ -231,6 +239,26 @@ def test_a_worker_starting_queues_a_lost_report_again_and_computes_it(
     row = stored_row(version)
     assert (row.status, row.attempts) == (Status.READY, 2)
     assert row.report_sha256 == impact.impact_report(version).sha256
+
+
+def test_a_running_workers_check_queues_a_report_lost_after_it_started(
+    suite, draft, owner, keys, computations
+):
+    """A report whose worker died after this worker started is not stale at that start; the
+    worker's periodic check (`check_stale_work`) queues it again once it is."""
+    from django_tasks_db.models import DBTaskResult
+
+    from scenarios.management.commands.db_worker import check_stale_work
+
+    with override_settings(TASKS=DATABASE_TASKS):
+        version = lost_report(draft, owner, computations)
+        check_stale_work()  # its heartbeat is recent: left to its worker
+        assert stored_row(version).status == Status.COMPUTING
+        stale(version)
+        check_stale_work()
+        assert stored_row(version).status == Status.PENDING
+        check_stale_work()  # a second check queues nothing more
+        assert DBTaskResult.objects.filter(status="READY").count() == 1
 
 
 def retry_url(version):

@@ -130,14 +130,21 @@ def workspace(tmp_path, worker_env):
         log.close()
 
 
-def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(workspace):
-    start_worker, run_row, results = workspace
+def kill_first_worker(start_worker, run_row) -> dict:
+    """A worker takes the run and is killed (SIGKILL) after its first commit: the run's row
+    as it left it, running."""
     first = start_worker()
     wait_for(lambda: run_row()["done"] >= 1, "the first worker to make progress")
     first.send_signal(signal.SIGKILL)
     first.wait()
     killed = run_row()
     assert killed["status"] == "running" and 1 <= killed["done"] < SCENARIOS
+    return killed
+
+
+def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(workspace):
+    start_worker, run_row, results = workspace
+    killed = kill_first_worker(start_worker, run_row)
 
     # The first worker's heartbeat goes stale; a new worker requeues the run as it starts.
     def heartbeat_is_stale() -> bool:
@@ -152,6 +159,38 @@ def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(worksp
     finished = run_row()
     assert finished["status"] == "finished", finished["error"]
     assert (finished["requeues"], finished["resumed_from"]) == (1, killed["done"])
+    assert finished["done"] == SCENARIOS
+    assert_every_compile_stored_once(results(), finished)
+
+
+# The issue's case: the new worker starts within the staleness window, so its start finds
+# nothing stale; its own check, every half second, requeues the run once it goes stale.
+@pytest.mark.parametrize(
+    "worker_env",
+    [
+        {
+            "SUITE_RUN_HEARTBEAT_SECONDS": "0.2",
+            "SUITE_RUN_STALE_SECONDS": "8",
+            "STALE_WORK_CHECK_SECONDS": "0.5",
+        }
+    ],
+)
+def test_a_worker_started_before_the_run_went_stale_requeues_it_while_it_waits(workspace, tmp_path):
+    start_worker, run_row, results = workspace
+    killed = kill_first_worker(start_worker, run_row)
+    second = start_worker()  # at once: the run's heartbeat is still recent
+
+    finished = wait_for(
+        lambda: (row := run_row())["status"] in ("finished", "failed") and row,
+        "the second worker to requeue and finish the run",
+        timeout=300,
+    )
+    assert second.poll() is None  # still waiting for work: it never had to restart
+    assert "No stale runs." in (tmp_path / "worker-1.log").read_text()  # not at its start
+    assert finished["status"] == "finished", finished["error"]
+    # Requeued once; meanwhile the second worker had taken the chunks still queued, so the
+    # run resumed from more than the killed worker had done.
+    assert finished["requeues"] == 1 and finished["resumed_from"] >= killed["done"]
     assert finished["done"] == SCENARIOS
     assert_every_compile_stored_once(results(), finished)
 

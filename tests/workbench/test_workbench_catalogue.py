@@ -237,3 +237,43 @@ def test_the_list_shows_the_catalogue_audit_trail(as_manager, catalogue):
     assert "Recent catalogue changes" in page
     assert "Updated source class &#x27;investigation_note&#x27;: weak" in page
     assert "weak: False → True" in page
+
+
+def test_the_history_shows_a_proposal_only_to_whom_its_page_shows_it(
+    client, owner, other_owner, viewer, catalogue_manager
+):
+    """A lab's calibration log: olivia proposes it is no longer weak, then proposes a new
+    class that is rejected. Otto and vera see neither proposal in the history (their pages
+    are 404 to them); olivia and the catalogue manager see both. A change the manager makes
+    without a proposal stays public, like the catalogue."""
+    log = services.source_class_create(
+        actor=catalogue_manager, key="calibration_log", label="Calibration log", weak=True
+    )
+    services.source_class_propose(
+        actor=owner,
+        source_class=log,
+        **(log.field_values() | {"weak": False, "label": "Kalibrierprotokoll"}),
+    )
+    rejected = services.source_class_propose(
+        actor=owner, source_class=None, key="bench_whisper", label="Overheard at the bench"
+    )
+    services.source_class_proposal_reject(
+        actor=catalogue_manager, proposal=rejected, note="Not a record."
+    )
+    secrets = ("Kalibrierprotokoll", "bench_whisper", "Overheard at the bench", "olivia")
+
+    def history(person):
+        client.force_login(person)
+        page = client.get(reverse("source_class_list")).content.decode()
+        return page[page.index('id="catalogue-history"') :]
+
+    for outsider in (other_owner, viewer):
+        seen = history(outsider)
+        assert "Created source class &#x27;calibration_log&#x27;" in seen
+        assert not [secret for secret in secrets if secret in seen]
+        assert 'data-action="source_class.proposed"' not in seen
+        assert 'data-action="source_class.proposal_rejected"' not in seen
+    for insider in (owner, catalogue_manager):
+        seen = history(insider)
+        assert "Kalibrierprotokoll" in seen and "Overheard at the bench" in seen
+        assert 'data-action="source_class.proposal_rejected"' in seen

@@ -90,6 +90,20 @@ def test_create_a_decision_type_in_the_browser(as_owner, catalogue, owner):
     assert as_owner.get(response["Location"]).status_code == 200
 
 
+def test_the_new_type_form_does_not_confirm_another_teams_key(as_owner, other_owner):
+    services.decision_type_create(
+        actor=other_owner, key="greenhouse.venting", title="Greenhouse: open the vents early"
+    )
+    response = as_owner.post(
+        reverse("decision_type_create"),
+        {"key": "greenhouse.venting", "title": "Vents", "purposes": "climate"},
+    )
+    page = response.content.decode()
+    assert response.status_code != 302
+    assert "That key cannot be used: choose another." in page
+    assert "already" not in page and "Greenhouse: open the vents" not in page
+
+
 # --------------------------------------------------------------------------- the editor
 
 

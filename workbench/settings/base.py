@@ -67,6 +67,10 @@ SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 # on the row this often, and one computing with an older heartbeat is queued again.
 IMPACT_REPORT_HEARTBEAT_SECONDS = float(os.environ.get("IMPACT_REPORT_HEARTBEAT_SECONDS", "10"))
 IMPACT_REPORT_STALE_SECONDS = float(os.environ.get("IMPACT_REPORT_STALE_SECONDS", "60"))
+# How often each worker looks for runs and impact reports whose worker stopped (and requeues
+# them) while it lives, besides as it starts: a fraction of the staleness windows above, so a
+# killed worker's run is taken up again soon after it goes stale. Must be more than 0.
+STALE_WORK_CHECK_SECONDS = float(os.environ.get("STALE_WORK_CHECK_SECONDS", "15"))
 # Scenarios per chunk of a run (one task each; several workers share a run's chunks).
 SUITE_RUN_CHUNK_SCENARIOS = int(os.environ.get("SUITE_RUN_CHUNK_SCENARIOS", "50"))
 # Runs `prune_runs` keeps per version besides those behind published versions.

@@ -47,7 +47,7 @@ def source_class_list(request: HttpRequest) -> HttpResponse:
             "can_propose": selectors.can_propose_catalogue_change(user=request.user),
             "open_proposals": selectors.open_proposals() if manager else None,
             "my_proposals": selectors.proposals_by(user=request.user),
-            "history": selectors.catalogue_history(),
+            "history": selectors.catalogue_history(user=request.user),
         },
     )
 

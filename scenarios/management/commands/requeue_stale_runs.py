@@ -1,7 +1,7 @@
 """Requeue suite runs whose worker stopped (killed, say); fail those requeued twice already.
 
-`manage.py db_worker` does this as it starts and the run page as it is viewed; this command
-does it on demand (from cron, say)."""
+`manage.py db_worker` does this as it starts and every STALE_WORK_CHECK_SECONDS after, and the
+run page as it is viewed; this command does it on demand."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from scenarios import services
+from scenarios.models import SuiteRun
 
 
 class Command(BaseCommand):
@@ -28,10 +29,14 @@ def report(stdout: Any) -> None:
     if not runs:
         stdout.write("No stale runs.")
     for run in runs:
-        if run.status == run.Status.FAILED:
-            stdout.write(f"Run {run.pk}: failed: {run.error}")
-        else:
-            stdout.write(
-                f"Run {run.pk}: requeued ({run.requeues} of {services.MAX_REQUEUES}) after "
-                f"{run.resumed_from} of {run.total} scenarios"
-            )
+        stdout.write(recovered(run))
+
+
+def recovered(run: SuiteRun) -> str:
+    """What a stale run's recovery did: requeued (how many times) or failed (why)."""
+    if run.status == run.Status.FAILED:
+        return f"Run {run.pk}: failed: {run.error}"
+    return (
+        f"Run {run.pk}: requeued ({run.requeues} of {services.MAX_REQUEUES}) after "
+        f"{run.resumed_from} of {run.total} scenarios"
+    )
