@@ -1,0 +1,168 @@
+"""Reading untrusted YAML safely: the one loader of contract test files (`evidence-compiler
+test`, the workbench's upload and `import_contract_tests`).
+
+`yaml.safe_load` builds no arbitrary objects, but it still accepts documents that crash or
+stall their reader. An alias names a value written once; nine levels of ten aliases each (a
+"billion laughs") are a few hundred bytes that stand for 10**9 values: PyYAML shares them, but
+every walk of the result (reading dates back as strings, pydantic, the workbench's checks)
+expands them, and needs minutes and gigabytes. An alias inside its own anchor makes a value
+that contains itself, and every walk of it recurses until Python gives up; so does nesting
+thousands of levels deep, already in PyYAML's own composer. A date such as 2026-13-01 or an
+integer of thousands of digits stops the constructor with a bare `ValueError`.
+
+`parse_yaml` composes the document's node graph first (linear in the text: an alias is the
+node of its anchor, not a copy) and measures it before a Python object is made: how many
+values it expands to, each node counted once per path that reaches it (memoised per node,
+so the count never expands anything), and how deep it nests once expanded. It refuses, with
+`InvalidInput` and a line and column:
+
+- expansion through aliases beyond `MAX_EXPANDED_VALUES` values (or the number of values
+  the document writes out itself, when that is larger: aliases never make a file cost more
+  than a plain file of that size already may);
+- a value that contains itself through an alias;
+- nesting deeper than `jsonio.MAX_DEPTH` (as for JSON), counted through aliases;
+- a string with half a UTF-16 surrogate pair (a `\\uD800` escape: no character; as for JSON);
+- a scalar PyYAML cannot turn into its value (a timestamp that is no date, an integer too
+  long to convert).
+
+Needs PyYAML (`evidence-compiler[yaml]`): import this module where YAML is read, inside a
+`try` that turns `ImportError` into `contract_tests.NEEDS_YAML`. Pure: no files, no clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from .errors import InvalidInput
+from .jsonio import MAX_DEPTH
+
+# A contract test file is a few thousand values; a corpus of a thousand candidates perhaps a
+# hundred thousand. A million leaves room and keeps every walk of the value well under a
+# second.
+MAX_EXPANDED_VALUES = 1_000_000
+
+NOT_YAML = "not valid YAML: {problem}{where}"
+ALIAS_BOMB = (
+    "the document expands to more than {limit:,} values through YAML aliases (an alias "
+    "bomb?){where}; write the repeated parts out, or repeat them less"
+)
+SELF_CONTAINING = "a value contains itself through a YAML alias{where}"
+TOO_DEEP = "nested more than {limit} levels deep (counting through YAML aliases){where}"
+LONE_SURROGATE = "a \\u escape names half a surrogate pair, not a character{where}"
+UNREADABLE = "cannot read {value!r} as {kind}: {error}"
+
+# Sizes are capped here, so that a document of ten thousand nested aliases adds small
+# numbers, not numbers of ten thousand digits.
+_CAP = 10**12
+
+
+def parse_yaml(data: bytes | str) -> Any:
+    """The value of the single YAML document `data`, or `InvalidInput` saying what is wrong
+    and where. The document is measured before any Python object is made of it."""
+    loader = _Loader(data)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _measure(node)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise _invalid(NOT_YAML.format(problem=problem, where=_at(mark))) from None
+    finally:
+        loader.dispose()
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses to compose nesting deeper than `MAX_DEPTH` (its
+    composer recurses once per level) and reports a scalar it cannot convert as a YAML
+    error with the scalar's line, not as a bare `ValueError`."""
+
+    def __init__(self, stream: bytes | str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        if self.check_event(AliasEvent):
+            return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise _invalid(TOO_DEEP.format(limit=MAX_DEPTH, where=_at(mark)))
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError) as exc:
+            kind = node.tag.rsplit(":", 1)[-1]
+            value = node.value if isinstance(node.value, str) else ""
+            value = value if len(value) <= 40 else value[:40] + "…"
+            problem = UNREADABLE.format(value=value, kind=kind, error=exc)
+            raise ConstructorError(None, None, problem, node.start_mark) from None
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _measure(root: Node) -> None:
+    """Refuse a node graph that expands too far, contains itself or nests too deep, or a
+    string that is no text. Iterative (no recursion), each node visited once: the size and
+    depth of a node reached again through an alias are its memoised ones."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_: set[int] = set()  # nodes whose children are being measured: their ancestors' path
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            children = _children(node)
+            size[key] = min(_CAP, 1 + sum(size[id(c)] for c in children))
+            depth[key] = 1 + max((depth[id(c)] for c in children), default=0)
+            open_.discard(key)
+            if depth[key] > MAX_DEPTH:
+                raise _invalid(TOO_DEEP.format(limit=MAX_DEPTH, where=_at(node.start_mark)))
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise _invalid(SELF_CONTAINING.format(where=_at(node.start_mark)))
+        if isinstance(node, ScalarNode) and not _is_text(node.value):
+            raise _invalid(LONE_SURROGATE.format(where=_at(node.start_mark)))
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+    limit = max(MAX_EXPANDED_VALUES, len(size))
+    if size[id(root)] > limit:
+        raise _invalid(ALIAS_BOMB.format(limit=limit, where=""))
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _at(mark: Any) -> str:
+    return f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+
+
+def _invalid(msg: str) -> InvalidInput:
+    return InvalidInput([{"loc": [], "msg": msg}])
