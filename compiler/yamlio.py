@@ -16,9 +16,9 @@ values it expands to, each node counted once per path that reaches it (memoised 
 so the count never expands anything), and how deep it nests once expanded. It refuses, with
 `InvalidInput` and a line and column:
 
-- expansion through aliases beyond `MAX_EXPANDED_VALUES` values (or the number of values
-  the document writes out itself, when that is larger: aliases never make a file cost more
-  than a plain file of that size already may);
+- expansion through aliases beyond `ALIAS_FACTOR` times the values the document writes out
+  itself, or beyond `MAX_EXPANDED_VALUES` values (a document that writes out more without
+  aliases is not refused for it);
 - a value that contains itself through an alias;
 - nesting deeper than `jsonio.MAX_DEPTH` (as for JSON), counted through aliases;
 - a string with half a UTF-16 surrogate pair (a `\\uD800` escape: no character; as for JSON);
@@ -41,15 +41,19 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from .errors import InvalidInput
 from .jsonio import MAX_DEPTH
 
-# A contract test file is a few thousand values; a corpus of a thousand candidates perhaps a
-# hundred thousand. A million leaves room and keeps every walk of the value well under a
-# second.
+# How far aliases may expand a file: to ALIAS_FACTOR times the values it writes out, and to
+# no more than MAX_EXPANDED_VALUES. The factor keeps the cost of a file's aliases in step with
+# its size (an upload of many small bombs costs what its bytes would anyway: walking a value
+# is some fifty times cheaper than parsing one), the maximum keeps one file's walks to a
+# second or two. Ordinary anchors (a list of roles shared by every candidate) need far less.
+ALIAS_FACTOR = 10
 MAX_EXPANDED_VALUES = 1_000_000
 
 NOT_YAML = "not valid YAML: {problem}{where}"
 ALIAS_BOMB = (
-    "the document expands to more than {limit:,} values through YAML aliases (an alias "
-    "bomb?){where}; write the repeated parts out, or repeat them less"
+    "YAML aliases expand the document's {written:,} values to more than {limit:,} (an alias "
+    "bomb?): aliases may repeat what a file writes out up to {factor} times over, and to "
+    "{most:,} values at most"
 )
 SELF_CONTAINING = "a value contains itself through a YAML alias{where}"
 TOO_DEEP = "nested more than {limit} levels deep (counting through YAML aliases){where}"
@@ -147,9 +151,12 @@ def _measure(root: Node) -> None:
         open_.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node))
-    limit = max(MAX_EXPANDED_VALUES, len(size))
+    written = len(size)  # the distinct nodes: the values the file writes out
+    limit = max(written, min(MAX_EXPANDED_VALUES, ALIAS_FACTOR * written))
     if size[id(root)] > limit:
-        raise _invalid(ALIAS_BOMB.format(limit=limit, where=""))
+        message = ALIAS_BOMB.format(written=written, limit=limit, factor=ALIAS_FACTOR,
+                                    most=MAX_EXPANDED_VALUES)  # fmt: skip
+        raise _invalid(message)
 
 
 def _is_text(value: str) -> bool:

@@ -179,7 +179,6 @@ def alias_bomb(files):
 
 
 DAMAGED = f"'{EXTRA}' in the zip cannot be unpacked"
-BOMB = f"{ROOT}/contract.yaml: (file): the document expands to more than 1,000,000 values"
 REFUSALS = [
     (bad_crc, f"{DAMAGED} (Bad CRC-32 for file '{EXTRA}'); nothing was read."),
     (longer_than_declared, f"{DAMAGED} (Bad CRC-32 for file '{EXTRA}'); nothing was read."),
@@ -192,7 +191,7 @@ REFUSALS = [
     (too_many, f"more than {UPLOAD_MAX_MEMBERS}; nothing was read."),
     (unpacks_too_large, f"The zip unpacks to more than {UPLOAD_MAX_BYTES} bytes"),
     (truncated, "Upload a .zip of a contract test directory (as the export gives)."),
-    (alias_bomb, BOMB + " through YAML aliases (an alias bomb?)"),
+    (alias_bomb, f"{ROOT}/contract.yaml: (file): YAML aliases expand the document's "),
 ]
 
 
@@ -230,10 +229,8 @@ def test_import_contract_tests_refuses_an_alias_bomb_naming_its_file(berth, tmp_
     before = snapshot(berth)
     with pytest.raises(CommandError) as refused:
         call_command("import_contract_tests", port.KEY, str(directory), stdout=io.StringIO())
-    assert (
-        f"{contract}: (file): the document expands to more than 1,000,000 values through "
-        "YAML aliases (an alias bomb?)" in str(refused.value)
-    )
+    assert f"{contract}: (file): YAML aliases expand the document's " in str(refused.value)
+    assert "(an alias bomb?)" in str(refused.value)
     assert snapshot(berth) == before
 
 
