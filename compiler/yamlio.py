@@ -52,7 +52,7 @@ from .jsonio import MAX_DEPTH
 # How far aliases may expand a file: to ALIAS_FACTOR times the values it writes out, and to
 # no more than MAX_EXPANDED_VALUES. The factor keeps the cost of a file's aliases in step with
 # its size (an upload of many small bombs costs what its bytes would anyway: walking a value
-# is some fifty times cheaper than parsing one), the maximum keeps one file's walks to a
+# is many times cheaper than parsing one), the maximum keeps one file's walks to a
 # second or two. Ordinary anchors (a list of roles shared by every candidate) need far less.
 ALIAS_FACTOR = 10
 MAX_EXPANDED_VALUES = 1_000_000
