@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -112,33 +113,82 @@ def _scenario_state(scenario: Scenario) -> dict[str, Any]:
 # --------------------------------------------------------------------------- uploads
 
 UPLOAD_MAX_BYTES = 5 * 1024 * 1024
+# A contract test directory holds one file per corpus and per scenario, and the contract.
+UPLOAD_MAX_MEMBERS = 2000
 NOT_A_ZIP = "Upload a .zip of a contract test directory (as the export gives)."
 UNSAFE_MEMBER = "'{name}' in the zip is not a plain relative path; nothing was read."
 TOO_LARGE = "The zip unpacks to more than {limit} bytes; nothing was read."
+TOO_MANY = "The zip holds {count} files and folders, more than {limit}; nothing was read."
+TWICE = "'{name}' is in the zip twice; nothing was read."
+ENCRYPTED = "'{name}' in the zip is encrypted: upload it without a password. Nothing was read."
+DAMAGED = "'{name}' in the zip cannot be unpacked ({why}); nothing was read."
+NOT_WRITABLE = "'{name}' in the zip cannot be unpacked as a file ({why}); nothing was read."
 NO_CONTRACT = "The zip holds no contract.yaml (at its top or in one folder)."
+
+# What reading a damaged member raises, and how the refusal says it: a bad CRC or header
+# (zipfile's own words), compressed data cut short or garbled, a compression method this
+# Python lacks; the rest (a member that names data past the archive's end) as they come.
+_DAMAGED = (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, RuntimeError,
+            ValueError, OSError)  # fmt: skip
+_WHY = {EOFError: "its data is cut short", zlib.error: "its compressed data is damaged",
+        NotImplementedError: "it is compressed with a method this server cannot read"}  # fmt: skip
 
 
 def unpack_zip(data: bytes, into: Path) -> Path:
-    """Unpack an uploaded zip into `into` (safely: relative paths only, bounded size) and
-    return the directory holding `contract.yaml`."""
+    """Unpack an uploaded zip into `into` and return the directory holding `contract.yaml`.
+
+    Safely: only plain relative paths, each once; at most `UPLOAD_MAX_MEMBERS` entries and
+    `UPLOAD_MAX_BYTES` unpacked; no encrypted member. A damaged member (bad CRC, cut short, an
+    unknown compression) is a `ValidationError` naming it, like every other refusal, and the
+    caller's scratch directory is all that was written."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
+    except _DAMAGED:
         raise ValidationError(NOT_A_ZIP) from None
     with archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        if sum(m.file_size for m in members) > UPLOAD_MAX_BYTES:
-            raise ValidationError(TOO_LARGE.format(limit=UPLOAD_MAX_BYTES))
-        for member in members:
-            parts = Path(member.filename).parts
-            if member.filename.startswith(("/", "\\")) or ".." in parts or not parts:
-                raise ValidationError(UNSAFE_MEMBER.format(name=member.filename))
-        for member in members:
+        for member in _checked_members(archive.infolist()):
+            content = _read_member(archive, member)
             target = into / member.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(archive.read(member))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+            except OSError as exc:
+                why = exc.strerror or type(exc).__name__
+                raise ValidationError(NOT_WRITABLE.format(name=member.filename, why=why)) from None
     for candidate in (into, *sorted(p for p in into.iterdir() if p.is_dir())):
         if any((candidate / n).is_file() for n in ("contract.yaml", "contract.yml",
                                                     "contract.json")):  # fmt: skip
             return candidate
     raise ValidationError(NO_CONTRACT)
+
+
+def _checked_members(entries: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
+    """The zip's files (not its folders), once what its directory says about them is
+    checked: before any member is read."""
+    if len(entries) > UPLOAD_MAX_MEMBERS:
+        raise ValidationError(TOO_MANY.format(count=len(entries), limit=UPLOAD_MAX_MEMBERS))
+    members = [m for m in entries if not m.is_dir()]
+    if sum(m.file_size for m in members) > UPLOAD_MAX_BYTES:
+        raise ValidationError(TOO_LARGE.format(limit=UPLOAD_MAX_BYTES))
+    seen: set[tuple[str, ...]] = set()
+    for member in members:
+        parts = Path(member.filename).parts
+        if member.filename.startswith(("/", "\\")) or ".." in parts or not parts:
+            raise ValidationError(UNSAFE_MEMBER.format(name=member.filename))
+        if parts in seen:  # a/b and a//b or a/./b are one file: the second would overwrite
+            raise ValidationError(TWICE.format(name=member.filename))
+        seen.add(parts)
+        if member.flag_bits & 0x1:
+            raise ValidationError(ENCRYPTED.format(name=member.filename))
+    return members
+
+
+def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes:
+    """The member's bytes. zipfile gives at most the size the zip's directory declares (which
+    `_checked_members` bounded) and checks the CRC of what it gives, so a member whose data
+    is longer than declared is refused as damaged."""
+    try:
+        return archive.read(member)
+    except _DAMAGED as exc:
+        why = _WHY.get(type(exc)) or str(exc) or type(exc).__name__
+        raise ValidationError(DAMAGED.format(name=member.filename, why=why)) from None

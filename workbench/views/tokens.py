@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import tempfile
 from pathlib import Path
 
@@ -161,7 +162,9 @@ def contract_tests_import(request: HttpRequest, key: str) -> HttpResponse:
                 return redirect("scenarios:suite", key)
             plan = contract_import.import_plan(decision_type, directory)
         except InvalidTestFiles as exc:
-            context["errors"] = str(exc).splitlines()[1:]
+            # Each file as the zip names it, not as the scratch directory holds it.
+            lines = str(exc).splitlines()[1:]
+            context["errors"] = [line.replace(f"{scratch}{os.sep}", "") for line in lines]
             return render(request, IMPORT_TEMPLATE, context, status=422)
         except EditConflict as exc:
             context["errors"] = [exc.message]
