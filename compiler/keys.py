@@ -80,6 +80,10 @@ class TrustedKey:
     revoked_at: str | None = None
     """ISO 8601 with offset: statements signed at or after it are refused, earlier ones stay
     valid with their date."""
+    valid_from: str | None = None
+    """ISO 8601 with offset, when the key was registered: a statement dated before it is
+    refused (a key cannot have signed before it existed). None: not known (a bare key, or a
+    key set written before keys carried it)."""
 
     @property
     def legacy(self) -> bool:
@@ -251,8 +255,9 @@ def load_public_keys(path: str | Path) -> dict[str, TrustedKey]:
 
 def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
     """A key set file: `{"format", "keys": [{"key_id", "person", "roles", "retired",
-    "origin", "revoked_at", "public_key"}]}` with the keys in the given order, roles in
-    `KEY_ROLES` order (an entry without `origin` is `legacy`)."""
+    "origin", "valid_from", "revoked_at", "public_key"}]}` with the keys in the given order,
+    roles in `KEY_ROLES` order (an entry without `origin` is `legacy`; `valid_from`, when
+    the key was registered, and `revoked_at` are ISO 8601 with an offset, or null)."""
     keys = []
     for entry in entries:
         public = load_public_key(entry["public_key"])
@@ -263,6 +268,7 @@ def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
                 "roles": [r for r in KEY_ROLES if r in set(entry["roles"])],
                 "retired": bool(entry.get("retired", False)),
                 "origin": entry.get("origin") or "legacy",
+                "valid_from": entry.get("valid_from"),
                 "revoked_at": entry.get("revoked_at"),
                 "public_key": public_key_pem(public).decode("ascii"),
             }
@@ -271,7 +277,16 @@ def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-_KEY_ENTRY_MEMBERS = {"key_id", "person", "roles", "retired", "origin", "revoked_at", "public_key"}
+_KEY_ENTRY_MEMBERS = {
+    "key_id",
+    "person",
+    "roles",
+    "retired",
+    "origin",
+    "valid_from",
+    "revoked_at",
+    "public_key",
+}
 
 
 def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
@@ -301,13 +316,18 @@ def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
             raise KeyLoadError(f"{where}.origin: one of {', '.join(KEY_ORIGINS)}")
         if revoked_at is not None and not _aware_iso(revoked_at):
             raise KeyLoadError(f"{where}.revoked_at: an ISO 8601 date-time with a UTC offset")
+        valid_from = entry.get("valid_from")
+        if valid_from is not None and not _aware_iso(valid_from):
+            raise KeyLoadError(f"{where}.valid_from: an ISO 8601 date-time with a UTC offset")
         public = load_public_key(str(entry.get("public_key", "")))
         if entry.get("key_id") != key_id(public):
             raise KeyLoadError(
                 f"{where}.key_id: {entry.get('key_id')!r} is not the id of its public key "
                 f"({key_id(public)})"
             )
-        found[key_id(public)] = TrustedKey(public, person, frozenset(roles), origin, revoked_at)
+        found[key_id(public)] = TrustedKey(
+            public, person, frozenset(roles), origin, revoked_at, valid_from
+        )
     return found
 
 

@@ -178,6 +178,58 @@ def sign_statement(
     return SignedStatement(statement=statement, signature=encode_signature(raw))
 
 
+# --------------------------------------------------------------------------- dates
+
+MAX_CLOCK_SKEW = dt.timedelta(minutes=5)
+"""How far past the verifier's clock a statement may be dated: the signer's clock (their
+machine, for `sign-approval`) may run a little ahead of the verifier's, never by more."""
+
+SIGNED_BEFORE_KEY = (
+    "dated {signed_at}, before key {key_id} existed (it was registered {valid_from}); a key "
+    "signs nothing dated before it was registered"
+)
+SIGNED_IN_FUTURE = (
+    "dated {signed_at}, in the future: later than now ({now}) by more than the {skew} a "
+    "signer's clock may be ahead"
+)
+
+
+def signing_date_problem(
+    signed_at: str,
+    *,
+    key_id: str,
+    valid_from: str | None = None,
+    now: dt.datetime | None = None,
+    skew: dt.timedelta = MAX_CLOCK_SKEW,
+) -> str | None:
+    """Why a statement dated `signed_at` and signed with key `key_id` cannot be believed, or
+    None: dated before the key was registered (`valid_from`, an ISO 8601 date with offset;
+    compared to the second, as statements are dated), or later than `now` plus `skew`. The
+    compiler has no clock: the caller gives `now` (None: the future is not checked); the
+    revocation is the bundle verifier's own check (`REVOKED_KEY`)."""
+    moment = aware_datetime(signed_at)
+    if valid_from is not None:
+        registered = aware_datetime(valid_from).replace(microsecond=0)
+        if moment < registered:
+            return SIGNED_BEFORE_KEY.format(
+                signed_at=signed_at, key_id=key_id, valid_from=valid_from
+            )
+    if now is not None:
+        if now.tzinfo is None:
+            raise ValueError("now needs a UTC offset")
+        if moment > now + skew:
+            shown = now.astimezone(dt.UTC).replace(microsecond=0).isoformat()
+            return SIGNED_IN_FUTURE.format(signed_at=signed_at, now=shown, skew=_span(skew))
+    return None
+
+
+def _span(span: dt.timedelta) -> str:
+    minutes, seconds = divmod(int(span.total_seconds()), 60)
+    if seconds:
+        return f"{int(span.total_seconds())} seconds"
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
 def verify_statement(signed: SignedStatement, public_key: Ed25519PublicKey) -> None:
     """The signature is the statement's, made with `public_key` (which must be the key the
     statement names); `StatementInvalid` otherwise."""

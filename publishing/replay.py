@@ -34,8 +34,10 @@ from contracts.documents import (
 )
 from contracts.models import ContractVersion
 from contracts.services import NOT_ALLOWED, Actor
+from contracts.wording import PLAIN, Words, said_again
 
 from .impact import STATE_WORDS
+from .impact.sentences import admitted_clauses
 from .models import DecisionReceipt, ReceiptReplay
 
 FORMAT = "evidence-workbench.recorded-decisions/1"
@@ -46,9 +48,32 @@ def replay_days() -> int:
     return int(getattr(settings, "RECEIPT_REPLAY_DAYS", DEFAULT_DAYS))
 
 
-def _names(items: list[str]) -> str:
-    quoted = [f"'{item}'" for item in items]
-    return ", ".join(quoted[:-1]) + " and " + quoted[-1] if len(quoted) > 1 else "".join(quoted)
+# The sentences of a replayed decision, said plain (stored) or in HTML (printed: the decision
+# id, slots and candidate ids each in a <bdi>, `contracts.wording`).
+
+
+def flip_text(decision: str, key: str, old: str, new: str, words: Words = PLAIN) -> str:
+    return words.say(
+        "In decision {decision}, {slot} goes from {old} to {new}.",
+        decision=words.text(decision), slot=words.name(key), old=STATE_WORDS.get(old, old),
+        new=STATE_WORDS.get(new, new),
+    )  # fmt: skip
+
+
+def admitted_text(decision: str, added: list[str], removed: list[str], words: Words = PLAIN) -> str:
+    if not (added or removed):
+        return ""
+    return words.say(
+        "In decision {decision}, the compiler {clauses}.", decision=words.text(decision),
+        clauses=admitted_clauses(added, removed, words),
+    )  # fmt: skip
+
+
+def problem_text(decision: str, message: str, words: Words = PLAIN) -> str:
+    return words.say(
+        "{decision} cannot be replayed against this version: {message}",
+        decision=words.name(decision), message=words.text(message),
+    )  # fmt: skip
 
 
 def decision_changes(receipt: Any, output: Any) -> dict[str, Any]:
@@ -60,18 +85,10 @@ def decision_changes(receipt: Any, output: Any) -> dict[str, Any]:
     for key in sorted(set(before) | set(after)):
         old, new = before.get(key, "missing"), after.get(key, "missing")
         if old != new:
-            flips.append({
-                "proposition": key, "before": old, "after": new,
-                "text": f"In decision {decision}, '{key}' goes from {STATE_WORDS.get(old, old)} "
-                        f"to {STATE_WORDS.get(new, new)}.",
-            })  # fmt: skip
+            flips.append({"proposition": key, "before": old, "after": new,
+                          "text": flip_text(decision, key, old, new)})  # fmt: skip
     added = sorted(set(output.packet_ids) - set(receipt.packet))
     removed = sorted(set(receipt.packet) - set(output.packet_ids))
-    admitted = []
-    if added:
-        admitted.append(f"would now admit {_names(added)}")
-    if removed:
-        admitted.append(f"would no longer admit {_names(removed)}")
     result = str(output.result)
     return {
         "decision_id": decision,
@@ -81,9 +98,7 @@ def decision_changes(receipt: Any, output: Any) -> dict[str, Any]:
         "flips": flips,
         "added": added,
         "removed": removed,
-        "admitted_text": f"In decision {decision}, the compiler " + " and ".join(admitted) + "."
-        if admitted
-        else "",
+        "admitted_text": admitted_text(decision, added, removed),
         "changed": bool(flips or added or removed or result != receipt.result),
         "problems": [],
     }
@@ -107,8 +122,8 @@ def replay_receipts(version: ContractVersion, *, days: int, now: dt.datetime) ->
             changed.append({
                 "decision_id": row.decision_id, "changed": True, "flips": [], "added": [],
                 "removed": [], "admitted_text": "", "result": None,
-                "problems": [f"'{row.decision_id}' cannot be replayed against this version: "
-                             f"{e['msg']}" for e in exc.errors],
+                "problems": [problem_text(row.decision_id, e["msg"]) for e in exc.errors],
+                "errors": [e["msg"] for e in exc.errors],
             })  # fmt: skip
             continue
         entry = decision_changes(receipt, output)
@@ -192,12 +207,37 @@ def recorded_decisions(version: ContractVersion) -> dict[str, Any]:
         latest.contract_sha256 != _contract_sha256(version))  # fmt: skip
     return {
         "replay": latest,
+        "changed": [] if latest is None else [_shown(entry) for entry in latest.changed],
         "stale": stale,
         "days": replay_days(),
         "receipts": DecisionReceipt.objects.filter(
             decision_type_id=version.decision_type_id
         ).count(),  # fmt: skip
     }
+
+
+def _shown(entry: dict[str, Any]) -> dict[str, Any]:
+    """A changed decision as the page prints it: each sentence said again in HTML from the
+    facts stored beside it when its plain form is the stored text, else the stored text
+    escaped and isolated whole (a replay stored by an older release)."""
+    decision = str(entry.get("decision_id", ""))
+
+    errors = entry.get("errors") or []
+    problems = entry.get("problems") or []
+    return {
+        **entry,
+        "flips": [
+            {**f, "html": said_again(f.get("text"), lambda w, f=f: flip_text(
+                decision, f["proposition"], f["before"], f["after"], w))}
+            for f in entry.get("flips", [])
+        ],
+        "admitted_html": said_again(entry.get("admitted_text", ""), lambda w: admitted_text(
+            decision, entry["added"], entry["removed"], w)) if entry.get("admitted_text") else "",
+        "problems_html": [
+            said_again(problem, lambda w, i=i: problem_text(decision, errors[i], w))
+            for i, problem in enumerate(problems)
+        ],
+    }  # fmt: skip
 
 
 __all__ = [

@@ -252,6 +252,7 @@ def key_set_entries() -> list[dict[str, Any]]:
                 "roles": roles_of[key.user_id],
                 "retired": not key.is_active,
                 "origin": key.origin,
+                "valid_from": _iso(key.created_at),
                 "revoked_at": _iso(key.revoked_at),
                 "public_key": key.public_key_pem,
             }
@@ -267,7 +268,12 @@ def trusted_public_keys() -> dict[str, TrustedKey]:
     for entry in key_set_entries():
         public = load_public_key(entry["public_key"])
         trusted[key_id(public)] = TrustedKey(
-            public, entry["person"], frozenset(entry["roles"]), entry["origin"], entry["revoked_at"]
+            public,
+            entry["person"],
+            frozenset(entry["roles"]),
+            entry["origin"],
+            entry["revoked_at"],
+            entry["valid_from"],
         )
     return trusted
 

@@ -77,6 +77,7 @@ REVOKED_KEY = (
     "{signed_at}, at or after the key was revoked ({revoked_at}); signatures made before "
     "the revocation stay valid"
 )
+BADLY_DATED = "badly dated: signatures[{index}] by '{signer}' ({role}, key {key_id}) is {problem}"
 UNSTATED_SIGNATURE = (
     "signatures[{index}] by '{signer}' ({role}, key {key_id}) carries no signed statement, "
     "and only a legacy (workbench-held) key may sign that way"
@@ -115,6 +116,7 @@ class Problem(StrEnum):
     NOT_ALLOWED = "not_allowed"  # the key set does not let the key publish / approve
     STATEMENT = "statement"  # a signed statement that is not this bundle's
     REVOKED = "revoked"  # a signature dated at or after its key's revocation
+    DATED = "dated"  # a signature dated before its key existed, or in the future
     POLICY = "policy"  # fewer approvals than the verifier requires
 
 

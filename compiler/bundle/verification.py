@@ -4,6 +4,7 @@ signature against a trusted key set (`verify_bundle`).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -14,7 +15,12 @@ from pydantic import ValidationError
 
 from compiler.canonical import sha256_hex
 from compiler.keys import TrustedKey
-from compiler.statements import aware_datetime, statement_bytes
+from compiler.statements import (
+    MAX_CLOCK_SKEW,
+    aware_datetime,
+    signing_date_problem,
+    statement_bytes,
+)
 
 from .checks import (
     _check_four_eyes,
@@ -26,6 +32,7 @@ from .checks import (
 from .document import Bundle, VerifiedBundle
 from .hashing import bundle_body_hash, serialize_bundle, signed_message
 from .reasons import (
+    BADLY_DATED,
     FORMAT,
     LEGACY_SIGNATURE,
     OUTDATED_FORMAT,
@@ -48,6 +55,8 @@ def verify_bundle(
     *,
     key_owners: Mapping[str, str] | None = None,
     require_approvals: int = 1,
+    now: dt.datetime | None = None,
+    skew: dt.timedelta = MAX_CLOCK_SKEW,
 ) -> VerifiedBundle:
     """Check a bundle and return it validated, or raise `BundleInvalid` with the reason.
 
@@ -72,7 +81,11 @@ def verify_bundle(
 
     A signature with a `statement` signs that statement, which must be the bundle's (its
     contract sha256, the manifest's report, the bundle's sha256 for the publication) and be
-    dated before its key's `revoked_at`, if any. A signature without one (the workbench's
+    dated before its key's `revoked_at`, if any. Every signature's date (its statement's
+    `signed_at`, or the manifest's `published_at` for one without) must be on or after its
+    key's `valid_from`, if the key set gives it, and, when the caller gives `now` (the
+    compiler has no clock: the command line reads it), no later than `now` plus `skew`.
+    A signature without one (the workbench's
     own, before statements) is accepted only from a `legacy` key; every signature by a legacy
     key is named in `VerifiedBundle.warnings`."""
     data, parsed, model = _integrity(document)
@@ -113,6 +126,11 @@ def verify_bundle(
                 REVOKED_KEY.format(**facts, signed_at=signed_at, revoked_at=entry.revoked_at),
                 Problem.REVOKED,
             )
+        problem = signing_date_problem(
+            signed_at, key_id=sig.key_id, valid_from=entry.valid_from, now=now, skew=skew
+        )
+        if problem is not None:
+            raise BundleInvalid(BADLY_DATED.format(**facts, problem=problem), Problem.DATED)
         try:
             key.verify(sig.raw, message)
         except InvalidSignature:

@@ -213,6 +213,8 @@ def _min_score(args: argparse.Namespace) -> float | None:
 
 
 def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import datetime as dt
+
     from compiler.bundle import BundleInvalid, load_public_keys, verify_bundle
 
     try:
@@ -220,6 +222,8 @@ def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             Path(args.bundle).read_bytes(),
             load_public_keys(args.public_key),
             require_approvals=args.require_approvals,
+            # The CLI may read the clock: no signature may be dated in the future.
+            now=dt.datetime.now(dt.UTC),
         )
     except (BundleInvalid, OSError, ValueError) as exc:
         print(f"invalid: {exc}", file=err)

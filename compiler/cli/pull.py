@@ -23,6 +23,7 @@ import it. Standard library only (`urllib`).
 
 from __future__ import annotations
 
+import datetime as dt
 import http.client
 import ipaddress
 import os
@@ -195,7 +196,10 @@ def _verified(
     body: bytes, keys: dict, previous: bytes | None, require_approvals: int = 1
 ) -> VerifiedBundle:
     try:
-        bundle = verify_bundle(body, keys, require_approvals=require_approvals)
+        # The command line may read the clock: no signature may be dated in the future.
+        bundle = verify_bundle(
+            body, keys, require_approvals=require_approvals, now=dt.datetime.now(dt.UTC)
+        )
     except BundleInvalid as exc:
         raise PullFailed(f"the served bundle does not verify: {exc}") from None
     if previous is not None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+from django.utils.safestring import SafeString
 
 from compiler import COMPILER_VERSION, contract_widenings
 from compiler.canonical import sha256_hex
@@ -14,6 +17,7 @@ from compiler.perturb import PROBE_OPERATORS
 from compiler.relations import RELATIONS
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
+from contracts.wording import PLAIN, Words
 
 from .contract_changes import contract_changes
 from .scenario_report import scenario_report
@@ -70,6 +74,26 @@ class ImpactReport:
     @property
     def propositions(self) -> list[dict[str, Any]]:
         return self.document["propositions"]
+
+    # What pages print: the same sentences, escaped, every name in its own <bdi> (`shown`).
+
+    @cached_property
+    def headline_html(self) -> list[SafeString]:
+        from .shown import headline_html
+
+        return headline_html(self.document)
+
+    @cached_property
+    def scenarios_shown(self) -> list[dict[str, Any]]:
+        from .shown import scenarios_shown
+
+        return scenarios_shown(self.scenarios)
+
+    @cached_property
+    def widenings_shown(self) -> list[dict[str, Any]]:
+        from .shown import widenings_shown
+
+        return widenings_shown(self.widenings)
 
 
 def baseline_version(version: ContractVersion) -> ContractVersion | None:
@@ -146,7 +170,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
         ),
         "compiler_version": COMPILER_VERSION,
         "weak_classes": list(weak),
-        "headline": _verdict_headline(verdicts) + headline(version, baseline, summary),
+        "headline": verdict_headline(verdicts) + headline(version, baseline, summary),
         "verdicts": verdicts,
         "propositions": _per_proposition(draft_json, entries, verdicts),
         "contract_changes": changes,
@@ -235,6 +259,15 @@ def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[st
     ]  # fmt: skip
 
 
+def item_widening_text(item: str, places: list[dict[str, str]], words: Words = PLAIN) -> str:
+    return words.say(
+        "{item} is admitted in {count} compile(s) where the published version did not admit it "
+        "(first: {scenario}, {perturbation}).",
+        item=words.text(item), count=len(places), scenario=words.name(places[0]["scenario"]),
+        perturbation=words.text(places[0]["perturbation"]),
+    )  # fmt: skip
+
+
 def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each item some compile under the version admits that the same compile under the
     published version did not, with every (scenario, perturbation) where it does. The
@@ -255,33 +288,32 @@ def _widenings(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "source": "items",
             "kind": "item_admitted",
             "where": places,
-            "text": f"{item} is admitted in {len(places)} compile(s) where the published "
-            f"version did not admit it (first: '{places[0]['scenario']}', "
-            f"{places[0]['perturbation']}).",
+            "text": item_widening_text(item, places),
         }
         for item, places in sorted(where.items())
     ]
 
 
-def _verdict_headline(verdicts: dict[str, Any]) -> list[str]:
+def verdict_headline(verdicts: Mapping[str, Any], words: Words = PLAIN) -> list[str]:
     lines = []
     causes = verdicts["violations"]
     if causes:
         count = sum(row["count"] for row in causes)
-        lines.append(
-            f"{len(causes)} cause(s) of violations ({count} violation(s)): perturbations "
-            f"break what they must keep. First: {causes[0]['text']}"
-        )
+        lines.append(words.say(
+            "{causes} cause(s) of violations ({count} violation(s)): perturbations break what "
+            "they must keep. First: {first}", causes=len(causes), count=count,
+            first=cause_text(causes[0], words),
+        ))  # fmt: skip
     widenings = verdicts["widenings"]
     if widenings:
         in_contract = sum(w["source"] == "contract" for w in widenings)
         parts = [f"{in_contract} change(s) to the contract"] if in_contract else []
         if len(widenings) > in_contract:
             parts.append(f"{len(widenings) - in_contract} item(s) admitted that it did not")
-        lines.append(
-            f"{len(widenings)} widening(s) against the published version: "
-            f"{' and '.join(parts)}; approving needs each acknowledged."
-        )
+        lines.append(words.say(
+            "{count} widening(s) against the published version: {parts}; approving needs each "
+            "acknowledged.", count=len(widenings), parts=" and ".join(parts),
+        ))  # fmt: skip
     return lines
 
 

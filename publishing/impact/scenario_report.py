@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler import InvalidInput
 from compiler.models import Contract
+from contracts.wording import PLAIN, Words
 
 from .sentences import admitted_text, failure_text, flip_text, scenario_summary
 from .sweeps import Outcome, sweep, sweep_key
@@ -85,12 +86,17 @@ def _empty_entry(name: str) -> dict[str, Any]:
 
 
 def _cannot_compile(entry: dict[str, Any], exc: InvalidInput) -> dict[str, Any]:
-    entry["problems"] = [
-        f"'{entry['name']}' cannot be compiled against this version: {e['msg']}" for e in exc.errors
-    ]
+    entry["problems"] = [problem_text(entry["name"], e["msg"]) for e in exc.errors]
     entry["summary"] = []
     entry["changed"] = True
     return entry
+
+
+def problem_text(name: str, message: str, words: Words = PLAIN) -> str:
+    return words.say(
+        "{name} cannot be compiled against this version: {message}",
+        name=words.name(name), message=words.text(message),
+    )  # fmt: skip
 
 
 def _failures(scenario: Any, base: Any) -> list[dict[str, Any]]:

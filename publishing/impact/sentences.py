@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contracts.models import ContractVersion
+from contracts.wording import PLAIN, Words
 
 from .sweeps import BASE
 
@@ -28,95 +29,150 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def names(items: Sequence[str]) -> str:
-    quoted = [f"'{item}'" for item in items]
-    if len(quoted) <= 1:
-        return "".join(quoted) or "nothing"
-    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+def names(items: Sequence[str], words: Words = PLAIN) -> str:
+    return words.names(items)
 
 
-def where(name: str, perturbation: str) -> str:
-    return f"'{name}'" if perturbation == BASE else f"'{name}' under {perturbation}"
+def where(name: str, perturbation: str, words: Words = PLAIN) -> str:
+    if perturbation == BASE:
+        return words.name(name)
+    return words.say("{name} under {perturbation}", name=words.name(name),
+                     perturbation=words.text(perturbation))  # fmt: skip
 
 
-def flip_text(name: str, perturbation: str, key: str, old: str, new: str) -> str:
+def flip_text(
+    name: str, perturbation: str, key: str, old: str, new: str, words: Words = PLAIN
+) -> str:
+    at, slot = where(name, perturbation, words), words.name(key)
     if old == "missing":
-        return f"In {where(name, perturbation)}, the new '{key}' is {state(new)}."
+        return words.say("In {at}, the new {slot} is {new}.", at=at, slot=slot, new=state(new))
     if new == "missing":
-        return (
-            f"In {where(name, perturbation)}, '{key}' (was "
-            f"{state(old)}) is no longer part of the contract."
-        )
-    return f"In {where(name, perturbation)}, '{key}' goes from {state(old)} to {state(new)}."
+        return words.say(
+            "In {at}, {slot} (was {old}) is no longer part of the contract.",
+            at=at, slot=slot, old=state(old),
+        )  # fmt: skip
+    return words.say(
+        "In {at}, {slot} goes from {old} to {new}.", at=at, slot=slot, old=state(old),
+        new=state(new),
+    )  # fmt: skip
 
 
-def admitted_text(name: str, perturbation: str, added: list[str], removed: list[str]) -> str:
+def admitted_clauses(
+    added: Sequence[str], removed: Sequence[str], words: Words = PLAIN, *, would: bool = True
+) -> str:
+    """'would now admit 'a' and would no longer admit 'b'' (`would` False: 'admits …')."""
+    now, no_longer = ("would now admit", "would no longer admit") if would else (
+        "admits", "no longer admits")  # fmt: skip
     parts = []
     if added:
-        parts.append(f"would now admit {names(added)}")
+        parts.append(words.say("{verb} {names}", verb=now, names=words.names(added)))
     if removed:
-        parts.append(f"would no longer admit {names(removed)}")
-    return f"In {where(name, perturbation)}, the compiler " + " and ".join(parts) + "."
+        parts.append(words.say("{verb} {names}", verb=no_longer, names=words.names(removed)))
+    return words.joined(parts, " and ")
 
 
-def failure_text(name: str, failure: Mapping[str, Any], *, newly: bool) -> str:
-    lead = f"'{name}' no longer meets" if newly else f"'{name}' now meets"
+def admitted_text(
+    name: str, perturbation: str, added: list[str], removed: list[str], words: Words = PLAIN
+) -> str:
+    return words.say(
+        "In {at}, the compiler {clauses}.", at=where(name, perturbation, words),
+        clauses=admitted_clauses(added, removed, words),
+    )  # fmt: skip
+
+
+def failure_text(
+    name: str, failure: Mapping[str, Any], *, newly: bool, words: Words = PLAIN
+) -> str:
+    lead = words.say(
+        "{name} no longer meets" if newly else "{name} now meets", name=words.name(name)
+    )
     if failure["what"] == "slot":
         expected = state(failure["expected"])
         actual = state(failure["actual"])
+        slot = words.name(failure["key"])
         if newly:
-            return (
-                f"{lead} its expectation for '{failure['key']}': expected {expected}, "
-                f"it would be {actual}."
-            )
-        return f"{lead} its expectation for '{failure['key']}' ({expected})."
+            return words.say(
+                "{lead} its expectation for {slot}: expected {expected}, it would be {actual}.",
+                lead=lead, slot=slot, expected=expected, actual=actual,
+            )  # fmt: skip
+        return words.say(
+            "{lead} its expectation for {slot} ({expected}).", lead=lead, slot=slot,
+            expected=expected,
+        )  # fmt: skip
     if failure["what"] in PIN_SENTENCES:
-        return PIN_SENTENCES[failure["what"]](lead, failure, newly)
+        return PIN_SENTENCES[failure["what"]](lead, failure, newly, words)
     if failure["what"] in ("admitted", "rejected"):
         what = failure["what"]
         expected_set, actual_set = set(failure["expected"]), set(failure["actual"])
         details = []
         if actual_set - expected_set:
-            details.append(f"{names(sorted(actual_set - expected_set))} would be {what} too")
+            extra = words.names(sorted(actual_set - expected_set))
+            details.append(words.say("{names} would be {what} too", names=extra, what=what))
         if expected_set - actual_set:
-            details.append(f"{names(sorted(expected_set - actual_set))} would not be {what}")
-        detail = f" ({'; '.join(details)})" if details and newly else ""
-        return f"{lead} its expectation of exactly which items are {what}{detail}."
-    return f"{lead} its expectation: {failure['key']} {failure['actual']}."
+            lacking = words.names(sorted(expected_set - actual_set))
+            details.append(words.say("{names} would not be {what}", names=lacking, what=what))
+        return words.say(
+            "{lead} its expectation of exactly which items are {what}{detail}.", lead=lead,
+            what=what, detail=_detail(details, newly, words),
+        )  # fmt: skip
+    return words.say(
+        "{lead} its expectation: {key} {actual}.", lead=lead, key=words.text(failure["key"]),
+        actual=words.text(failure["actual"]),
+    )  # fmt: skip
 
 
-def _ready_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+def _detail(details: list[Any], newly: bool, words: Words) -> str:
+    """' (a; b)' after a failure that newly happens, nothing otherwise."""
+    if not (details and newly):
+        return ""
+    return words.say(" ({details})", details=words.joined(details, "; "))
+
+
+def _ready_text(lead: str, failure: Mapping[str, Any], newly: bool, words: Words) -> str:
     expected = "ready" if failure["expected"] else "not ready"
     actual = "be ready" if failure["actual"] else "not be ready"
     tail = f" (it would {actual})" if newly else ""
-    return f"{lead} its expectation that the decision is {expected}{tail}."
+    return words.say(
+        "{lead} its expectation that the decision is {expected}{tail}.", lead=lead,
+        expected=expected, tail=tail,
+    )  # fmt: skip
 
 
-def _required_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+def _required_text(lead: str, failure: Mapping[str, Any], newly: bool, words: Words) -> str:
     expected = "required" if failure["expected"] else "optional"
     actual = failure["actual"]
     now = ("required" if actual else "optional") if isinstance(actual, bool) else "missing"
     tail = f" (it would be {now})" if newly else ""
-    return f"{lead} its expectation that '{failure['key']}' is {expected}{tail}."
+    return words.say(
+        "{lead} its expectation that {slot} is {expected}{tail}.", lead=lead,
+        slot=words.name(failure["key"]), expected=expected, tail=tail,
+    )  # fmt: skip
 
 
-def _resources_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
-    expected = names(list(failure["expected"] or ()))
+def _resources_text(lead: str, failure: Mapping[str, Any], newly: bool, words: Words) -> str:
+    expected = words.names(list(failure["expected"] or ()))
     actual = failure["actual"]
-    now = names(list(actual)) if isinstance(actual, list | tuple) else "no such slot"
-    tail = f" (it would rest on {now})" if newly else ""
-    return f"{lead} its expectation that '{failure['key']}' rests on {expected}, in order{tail}."
+    now = words.names(list(actual)) if isinstance(actual, list | tuple) else "no such slot"
+    tail = words.say(" (it would rest on {now})", now=now) if newly else ""
+    return words.say(
+        "{lead} its expectation that {slot} rests on {expected}, in order{tail}.", lead=lead,
+        slot=words.name(failure["key"]), expected=expected, tail=tail,
+    )  # fmt: skip
 
 
-def _blocking_text(lead: str, failure: Mapping[str, Any], newly: bool) -> str:
+def _blocking_text(lead: str, failure: Mapping[str, Any], newly: bool, words: Words) -> str:
     expected, actual = set(failure["expected"] or ()), set(failure["actual"] or ())
     details = []
     if actual - expected:
-        details.append(f"{names(sorted(actual - expected))} would block it too")
+        details.append(words.say("{names} would block it too",
+                                 names=words.names(sorted(actual - expected))))  # fmt: skip
     if expected - actual:
-        details.append(f"{names(sorted(expected - actual))} would no longer block it")
-    detail = f" ({'; '.join(details)})" if details and newly else ""
-    return f"{lead} its expectation of exactly which propositions block the decision{detail}."
+        details.append(words.say("{names} would no longer block it",
+                                 names=words.names(sorted(expected - actual))))  # fmt: skip
+    return words.say(
+        "{lead} its expectation of exactly which propositions block the decision{detail}.",
+        lead=lead, detail=_detail(details, newly, words),
+    )  # fmt: skip
 
 
 # The pins on the decision and on a slot's meaning (`scenarios.expectations`).
@@ -128,8 +184,9 @@ PIN_SENTENCES = {
 }
 
 
-def variants(perturbations: Sequence[str], total: int) -> str:
-    """'in the base case and under 9 of its 12 variations' and the like."""
+def variants(perturbations: Sequence[str], total: int, words: Words = PLAIN) -> str:
+    """'in the base case and under 9 of its 12 variations (…)' and the like (a perturbation's
+    name may hold a candidate's id: each is isolated)."""
     base = BASE in perturbations
     others = [p for p in perturbations if p != BASE]
     parts = []
@@ -137,11 +194,14 @@ def variants(perturbations: Sequence[str], total: int) -> str:
         parts.append("in the scenario as written")
     if others:
         of = f"{len(others)} of its {total - 1} variations" if total > 1 else "its variations"
-        parts.append(f"under {of} ({', '.join(others)})")
-    return " and ".join(parts)
+        named = words.joined((words.text(p) for p in others), ", ")
+        parts.append(words.say("under {of} ({named})", of=of, named=named))
+    return words.joined(parts, " and ")
 
 
-def scenario_summary(name: str, entry: Mapping[str, Any], total: int) -> list[str]:
+def scenario_summary(
+    name: str, entry: Mapping[str, Any], total: int, words: Words = PLAIN
+) -> list[str]:
     """The scenario's changes grouped, one sentence per kind of change, for people who do
     not need every compile listed."""
     grouped: dict[tuple[str, str, str], list[str]] = {}
@@ -149,7 +209,13 @@ def scenario_summary(name: str, entry: Mapping[str, Any], total: int) -> list[st
         key = (flip["proposition"], flip["before"], flip["after"])
         grouped.setdefault(key, []).append(flip["perturbation"])
     lines = [
-        f"'{proposition}' goes from {state(old)} to {state(new)} {variants(at, total)}."
+        words.say(
+            "{slot} goes from {old} to {new} {at}.",
+            slot=words.name(proposition),
+            old=state(old),
+            new=state(new),
+            at=variants(at, total, words),
+        )  # fmt: skip
         for (proposition, old, new), at in grouped.items()
     ]
     moved: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
@@ -158,12 +224,11 @@ def scenario_summary(name: str, entry: Mapping[str, Any], total: int) -> list[st
             change["perturbation"]
         )
     for (added, removed), at in moved.items():
-        parts = []
-        if added:
-            parts.append(f"admits {names(added)}")
-        if removed:
-            parts.append(f"no longer admits {names(removed)}")
-        lines.append(f"The compiler {' and '.join(parts)} {variants(at, total)}.")
+        lines.append(words.say(
+            "The compiler {clauses} {at}.",
+            clauses=admitted_clauses(added, removed, words, would=False),
+            at=variants(at, total, words),
+        ))  # fmt: skip
     return lines
 
 
@@ -200,22 +265,27 @@ def headline(
     return lines
 
 
-def cause_text(row: Mapping[str, Any]) -> str:
+def cause_text(row: Mapping[str, Any], words: Words = PLAIN) -> str:
     """One cause of violations in a sentence: what breaks, how often and where, with the
     first occurrence as the example (its message names the items)."""
     first = row["occurrences"][0]
-    about = f"'{row['proposition']}'" if row["proposition"] else "the variant as a whole"
-    cause = f", {row['cause']}" if row["cause"] else ""
+    about = words.name(row["proposition"]) if row["proposition"] else "the variant as a whole"
+    cause = words.say(", {cause}", cause=words.text(row["cause"])) if row["cause"] else ""
     scenarios = row["scenarios"]
-    shown = names(scenarios[:SCENARIOS_NAMED])
+    shown = words.names(scenarios[:SCENARIOS_NAMED])
     if len(scenarios) > SCENARIOS_NAMED:
-        shown = ", ".join(f"'{s}'" for s in scenarios[:SCENARIOS_NAMED]) + " and "
-        shown += f"{len(scenarios) - SCENARIOS_NAMED} more"
-    return (
-        f"{row['operator']} on {about}{cause}: {row['count']} violation(s) in "
-        f"{len(scenarios)} scenario(s) ({shown}), e.g. '{first['scenario']}', "
-        f"{first['label']} — {first['message']}"
-    )
+        shown = words.say(
+            "{named} and {more} more",
+            named=words.joined((words.name(s) for s in scenarios[:SCENARIOS_NAMED]), ", "),
+            more=len(scenarios) - SCENARIOS_NAMED,
+        )
+    return words.say(
+        "{operator} on {about}{cause}: {count} violation(s) in {total} scenario(s) ({shown}), "
+        "e.g. {first}, {label} — {message}",
+        operator=row["operator"], about=about, cause=cause, count=row["count"],
+        total=len(scenarios), shown=shown, first=words.name(first["scenario"]),
+        label=words.text(first["label"]), message=words.text(first["message"]),
+    )  # fmt: skip
 
 
 SCENARIOS_NAMED = 3

@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.utils import timezone
 from guardian.shortcuts import assign_perm
 
 from compiler.bundle import Manifest, VerifiedBundle, serialize_bundle, verify_bundle
@@ -53,7 +54,9 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
     means nothing was written."""
     if actor is not None and not (actor.is_authenticated and actor.is_superuser):
         raise PermissionDenied(NOT_ALLOWED)
-    verified = verify_bundle(data, signing.trusted_public_keys(), key_owners=signing.key_owners())
+    verified = verify_bundle(
+        data, signing.trusted_public_keys(), key_owners=signing.key_owners(), now=timezone.now()
+    )
     existing = Bundle.objects.filter(sha256=verified.sha256).select_related("version").first()
     if existing is not None:
         return Imported(bundle=existing, created=False)

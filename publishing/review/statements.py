@@ -23,6 +23,7 @@ from compiler.statements import (
     SignedStatement,
     StatementInvalid,
     parse_signed_statement,
+    signing_date_problem,
     statement_bytes,
     verify_statement,
 )
@@ -122,6 +123,13 @@ def checked_statement(
         verify_statement(signed, load_public_key(key.public_key_pem))
     except StatementInvalid as exc:
         raise ValidationError({"signed_statement": STATEMENT_REFUSED.format(reason=exc)}) from None
+    problem = signing_date_problem(
+        statement.signed_at, key_id=key.key_id, valid_from=_moment(key.created_at),
+        now=timezone.now(),
+    )  # fmt: skip
+    if problem is not None:
+        reason = f"the {statement.kind} statement by '{statement.signer}' is {problem}"
+        raise ValidationError({"signed_statement": STATEMENT_REFUSED.format(reason=reason)})
     return signed
 
 

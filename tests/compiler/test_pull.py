@@ -183,3 +183,28 @@ def test_unusable_arguments_exit_2_before_any_request(server, setup, tmp_path):
     code, _, err = pull(setup, server.url, token=tmp_path / "missing")
     assert code == 2 and "--token-file" in err
     assert server.requests == []
+
+
+def test_a_bundle_dated_in_the_future_is_refused_by_the_clock_of_the_puller(
+    server, setup, tmp_path
+):
+    from pharmacy_bundle import INES, REGISTERED, TOMAS, bundle
+
+    from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
+
+    keys = tmp_path / "pharmacy-keys"
+    keys.mkdir()
+    entries = [
+        {"person": person, "roles": [role], "origin": "cli", "valid_from": REGISTERED,
+         "public_key": public_key_pem(key)}
+        for person, role, key in (("ines", "publish", INES), ("tomas", "approve", TOMAS))
+    ]  # fmt: skip
+    (keys / KEY_SET_FILE).write_bytes(key_set_json(entries))
+    setup = {**setup, "keys": keys}
+    server.serve(bundle(approved_at="2099-01-01T00:00:00+00:00"), '"future"')
+    code, _, err = pull(setup, server.url)
+    assert code == 1
+    assert "dated 2099-01-01T00:00:00+00:00, in the future" in err
+    assert not (setup["out"] / BUNDLE_FILE).exists()
+    server.serve(bundle(), '"now"')
+    assert pull(setup, server.url)[0] == 0

@@ -197,7 +197,7 @@ def test_impact_page_shows_verdicts_before_the_scenarios(client, in_review):
         < page.index('id="per-proposition"')
         < page.index("<h3>Scenarios</h3>")
     )
-    assert "Justified by olivia" in page
+    assert "Justified by <bdi>olivia</bdi>" in page
     assert 'name="acknowledged_widenings"' in page
     assert '<details class="scenario" data-scenario=' in page  # collapsed
 

@@ -197,8 +197,8 @@ def test_compare_highlights_unsafe_items(as_owner, scenario):
     page = as_owner.get(
         url("scenario_compare", key=KEY, pk=scenario.pk) + "?top_k=5"
     ).content.decode()
-    assert '<span class="unsafe" title="unsafe">investigation-X9</span>' in page
-    assert "investigation-X9 — not_authorised (role)" in page
+    assert '<span class="unsafe" title="unsafe"><bdi>investigation-X9</bdi></span>' in page
+    assert "<bdi>investigation-X9</bdi> — <bdi>not_authorised (role)</bdi>" in page
     assert "Restricted investigation note." not in page
     partial = as_owner.get(url("scenario_compare", key=KEY, pk=scenario.pk), headers=HTMX)
     assert "<html" not in partial.content.decode() and 'id="comparison"' in partial.content.decode()

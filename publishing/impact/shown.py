@@ -1,0 +1,99 @@
+"""The impact report as pages print it: each stored sentence said again from the facts
+stored beside it, escaped, every scenario name, candidate id and slot in its own `<bdi>`
+(`contracts.wording`), so a name holding bidirectional controls cannot reorder the words
+around it.
+
+The stored `text` stays what the report's hash covers; a sentence is said again in HTML only
+when its plain form is exactly the stored text (same words, same names). A report stored by
+an older release whose words differ is printed as stored, escaped, each sentence isolated
+whole."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.utils.safestring import SafeString
+
+from contracts.wording import HTML, PLAIN, isolated, said_again
+
+from .report import item_widening_text, verdict_headline
+from .scenario_report import problem_text
+from .sentences import admitted_text, failure_text, flip_text, scenario_summary
+
+
+def headline_html(document: Mapping[str, Any]) -> list[SafeString]:
+    stored = list(document.get("headline", []))
+    verdicts = document.get("verdicts") or {}
+    try:
+        plain = verdict_headline(verdicts, PLAIN)
+    except (KeyError, TypeError, IndexError):
+        plain = []
+    if plain and stored[: len(plain)] == plain:
+        return [
+            *verdict_headline(verdicts, HTML),
+            *(isolated(line) for line in stored[len(plain) :]),
+        ]
+    return [isolated(line) for line in stored]
+
+
+def scenarios_shown(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each scenario entry with `html` on each of its sentences, `summary_html` and
+    `problems_html`."""
+    return [_entry_shown(entry) for entry in entries]
+
+
+def _entry_shown(entry: Mapping[str, Any]) -> dict[str, Any]:
+    name = entry["name"]
+    shown = dict(entry)
+    shown["flips"] = [
+        {**f, "html": said_again(f.get("text"), lambda w, f=f: flip_text(
+            name, f["perturbation"], f["proposition"], f["before"], f["after"], w))}
+        for f in entry.get("flips", [])
+    ]  # fmt: skip
+    shown["admitted_changes"] = [
+        {**c, "html": said_again(c.get("text"), lambda w, c=c: admitted_text(
+            name, c["perturbation"], c["added"], c["removed"], w))}
+        for c in entry.get("admitted_changes", [])
+    ]  # fmt: skip
+    for field, newly in (("newly_failing", True), ("now_passing", False)):
+        shown[field] = [
+            {**f, "html": said_again(f.get("text"), lambda w, f=f, newly=newly: failure_text(
+                name, f, newly=newly, words=w))}
+            for f in entry.get(field, [])
+        ]  # fmt: skip
+    summary = list(entry.get("summary", []))
+    try:
+        plain = scenario_summary(name, entry, entry.get("compiles", 0))
+    except (KeyError, TypeError):
+        plain = []
+    shown["summary_html"] = (
+        scenario_summary(name, entry, entry.get("compiles", 0), HTML)
+        if plain == summary
+        else [isolated(line) for line in summary]
+    )
+    prefix = problem_text(name, "")
+    shown["problems_html"] = [
+        said_again(problem, lambda w, p=str(problem): problem_text(name, p[len(prefix) :], w))
+        if str(problem).startswith(prefix)
+        else isolated(problem)
+        for problem in entry.get("problems", [])
+    ]
+    return shown
+
+
+def widenings_shown(widenings: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each widening with `html`: an admitted item's sentence with the item and the scenario
+    isolated; a contract widening's text (the compiler's words on the owner's keys) whole."""
+    shown = []
+    for w in widenings:
+        if w.get("source") == "items" and w.get("where"):
+            html = said_again(w.get("text"), lambda words, w=w: item_widening_text(
+                w["id"], w["where"], words))  # fmt: skip
+        else:
+            html = isolated(w.get("text", ""))
+        shown.append({**w, "html": html})
+    return shown
+
+
+__all__ = ["headline_html", "scenarios_shown", "widenings_shown"]
