@@ -178,8 +178,15 @@ def test_a_type_new_here_is_imported_with_its_publisher_and_approvers_roles(
 
 
 def test_the_api_key_set_carries_the_types(harbour, devices, client):
+    """Narrowed to the token's type: ada reviewing pilotage too is not the berth token's
+    business (a type's key is not told to someone with no role on it)."""
     from publishing import tokens
 
+    pilotage = DecisionType.objects.get(key=PILOTAGE)
+    services.access_grant(
+        actor=harbour["bruno"], decision_type=pilotage, user=harbour["ada"],
+        role=roles.Role.REVIEWER,
+    )  # fmt: skip
     review.bundle_import(
         actor=None, data=bundle_of(BERTH, harbour["ada"], harbour["amos"], devices)
     )
@@ -195,3 +202,4 @@ def test_the_api_key_set_carries_the_types(harbour, devices, client):
         "ada": ([BERTH], []),
         "amos": ([], [BERTH]),
     }
+    assert PILOTAGE not in response.content.decode()
