@@ -15,8 +15,10 @@ rule, and each is named for it:
 Everything else takes and returns bytes or key objects.
 
 The verifier trusts a *key set* (`keys.json`, `key_set_json` / `parse_key_set`): each public
-key with the person it belongs to and its roles, `publish` and/or `approve`. A bare public key
-(PEM, OpenSSH) names neither, so it is trusted to sign nothing.
+key with the person it belongs to, its roles, `publish` and/or `approve`, and the decision
+types it may publish and approve for. A bare public key (PEM, OpenSSH) names none of these, so
+it is trusted to sign nothing; a key set of the older format 1 names no types, so its keys sign
+nothing either (`TrustedKey.types_for` is None: the verifier says to export it again).
 
 Keys are PEM: private keys as unencrypted (or password-protected) PKCS#8, public keys as
 SubjectPublicKeyInfo (`-----BEGIN PUBLIC KEY-----`). `load_public_keys` also accepts OpenSSH
@@ -46,7 +48,13 @@ KEY_ID_LENGTH = 16
 
 PUBLIC_KEY_SUFFIXES = (".pem", ".pub")
 
-KEY_SET_FORMAT = "evidence-workbench.keys/1"
+KEY_SET_FORMAT = "evidence-workbench.keys/2"
+UNSCOPED_KEY_SET_FORMATS = ("evidence-workbench.keys/1",)
+"""Key sets read but without decision types: written before a key's roles were scoped to the
+types its owner owns or reviews, they say only that a key may publish or approve *something*.
+Their keys are loaded (for looking at, and for statements) with `publish_types` and
+`approve_types` None, and `verify_bundle` refuses every signature they would have to allow:
+reading them as site-wide would let the owner of one type publish another's."""
 KEY_SET_FILE = "keys.json"
 """A directory holding this file is read from it alone (the PEM files beside it are for people
 and other tools)."""
@@ -84,6 +92,15 @@ class TrustedKey:
     """ISO 8601 with offset, when the key was registered: a statement dated before it is
     refused (a key cannot have signed before it existed). None: not known (a bare key, or a
     key set written before keys carried it)."""
+    publish_types: frozenset[str] | None = None
+    """The decision types (keys) the key may publish a bundle of; None when the key set does
+    not say (a bare key, a format-1 key set), which lets it publish none."""
+    approve_types: frozenset[str] | None = None
+    """The decision types the key may approve a bundle of; None as for `publish_types`."""
+
+    def types_for(self, role: str) -> frozenset[str] | None:
+        """The decision types the key may `role` (`publish` / `approve`) for, None if unsaid."""
+        return {"publish": self.publish_types, "approve": self.approve_types}[role]
 
     @property
     def legacy(self) -> bool:
@@ -254,10 +271,12 @@ def load_public_keys(path: str | Path) -> dict[str, TrustedKey]:
 
 
 def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
-    """A key set file: `{"format", "keys": [{"key_id", "person", "roles", "retired",
-    "origin", "valid_from", "revoked_at", "public_key"}]}` with the keys in the given order,
-    roles in `KEY_ROLES` order (an entry without `origin` is `legacy`; `valid_from`, when
-    the key was registered, and `revoked_at` are ISO 8601 with an offset, or null)."""
+    """A key set file: `{"format", "keys": [{"key_id", "person", "roles", "publish_types",
+    "approve_types", "retired", "origin", "valid_from", "revoked_at", "public_key"}]}` with the
+    keys in the given order, roles in `KEY_ROLES` order, types sorted (an entry without `origin`
+    is `legacy`; one without `publish_types` or `approve_types` may publish or approve no type;
+    `valid_from`, when the key was registered, and `revoked_at` are ISO 8601 with an offset, or
+    null)."""
     keys = []
     for entry in entries:
         public = load_public_key(entry["public_key"])
@@ -266,6 +285,8 @@ def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
                 "key_id": key_id(public),
                 "person": entry["person"],
                 "roles": [r for r in KEY_ROLES if r in set(entry["roles"])],
+                "publish_types": sorted(set(entry.get("publish_types", ()))),
+                "approve_types": sorted(set(entry.get("approve_types", ()))),
                 "retired": bool(entry.get("retired", False)),
                 "origin": entry.get("origin") or "legacy",
                 "valid_from": entry.get("valid_from"),
@@ -277,35 +298,36 @@ def key_set_json(entries: Iterable[Mapping[str, Any]]) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-_KEY_ENTRY_MEMBERS = {
-    "key_id",
-    "person",
-    "roles",
-    "retired",
-    "origin",
-    "valid_from",
-    "revoked_at",
-    "public_key",
-}
+_UNSCOPED_ENTRY_MEMBERS = {
+    "key_id", "person", "roles", "retired", "origin", "valid_from", "revoked_at", "public_key"
+}  # fmt: skip
+_TYPE_MEMBERS = {"publish": "publish_types", "approve": "approve_types"}
+_KEY_ENTRY_MEMBERS = _UNSCOPED_ENTRY_MEMBERS | set(_TYPE_MEMBERS.values())
 
 
 def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
     """The trusted keys of a key set file (`key_set_json`), by key id. Each entry's key id
-    must be its key's; roles must be among `KEY_ROLES`; a person appears with each key."""
+    must be its key's; roles must be among `KEY_ROLES`; a person appears with each key; and
+    `publish_types` / `approve_types` list the decision types of each role (both required).
+    A format-1 key set (`UNSCOPED_KEY_SET_FORMATS`) has no types: its keys are read with
+    None for both, which `verify_bundle` refuses to sign with."""
     try:
         document = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise KeyLoadError(f"not a JSON key set ({exc})") from None
-    if not isinstance(document, dict) or document.get("format") != KEY_SET_FORMAT:
+    form = document.get("format") if isinstance(document, dict) else None
+    if form not in (KEY_SET_FORMAT, *UNSCOPED_KEY_SET_FORMATS):
         raise KeyLoadError(f"not a key set: it should declare format '{KEY_SET_FORMAT}'")
+    scoped = form == KEY_SET_FORMAT
+    members = _KEY_ENTRY_MEMBERS if scoped else _UNSCOPED_ENTRY_MEMBERS
     entries = document.get("keys")
     if not isinstance(entries, list) or not entries:
         raise KeyLoadError("the key set has no keys")
     found: dict[str, TrustedKey] = {}
     for index, entry in enumerate(entries):
         where = f"keys[{index}]"
-        if not isinstance(entry, dict) or set(entry) - _KEY_ENTRY_MEMBERS:
-            raise KeyLoadError(f"{where}: an entry has only {sorted(_KEY_ENTRY_MEMBERS)}")
+        if not isinstance(entry, dict) or set(entry) - members:
+            raise KeyLoadError(f"{where}: an entry has only {sorted(members)}")
         person, roles = entry.get("person"), entry.get("roles")
         if not isinstance(person, str) or not person:
             raise KeyLoadError(f"{where}.person: the key's owner is required")
@@ -325,10 +347,22 @@ def parse_key_set(data: bytes | str) -> dict[str, TrustedKey]:
                 f"{where}.key_id: {entry.get('key_id')!r} is not the id of its public key "
                 f"({key_id(public)})"
             )
+        types = {role: _types(entry, where, member) if scoped else None
+                 for role, member in _TYPE_MEMBERS.items()}  # fmt: skip
         found[key_id(public)] = TrustedKey(
-            public, person, frozenset(roles), origin, revoked_at, valid_from
-        )
+            public, person, frozenset(roles), origin, revoked_at, valid_from,
+            publish_types=types["publish"], approve_types=types["approve"],
+        )  # fmt: skip
     return found
+
+
+def _types(entry: Mapping[str, Any], where: str, member: str) -> frozenset[str]:
+    value = entry.get(member)
+    if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
+        raise KeyLoadError(
+            f"{where}.{member}: a list of decision type keys (empty if none) is required"
+        )
+    return frozenset(value)
 
 
 def _aware_iso(value: object) -> bool:

@@ -231,25 +231,48 @@ def key_roles(user: AbstractBaseUser) -> list[str]:
 
 
 def _holds_on_some_type(user: AbstractBaseUser, codename: str) -> bool:
+    return _types_held(user, codename).exists()
+
+
+def _types_held(user: AbstractBaseUser, codename: str) -> Any:
+    """The decision types on which the person holds the object permission, as the workbench's
+    own checks read it (`user.has_perm(perm, decision_type)`): granted to them or a group of
+    theirs on that type, every type for a superuser, never a site-wide grant."""
     from guardian.shortcuts import get_objects_for_user
 
     return get_objects_for_user(
-        user, f"contracts.{codename}", klass=DecisionType, with_superuser=False
-    ).exists()
+        user, f"contracts.{codename}", klass=DecisionType, accept_global_perms=False
+    )
+
+
+def key_types(user: AbstractBaseUser) -> dict[str, list[str]]:
+    """The decision types (keys) the person's keys may sign a bundle of, per role, from their
+    roles on each type now: `publish` the types they own, `approve` the types they review
+    (every type for a superuser). What `key_roles` grants site-wide is not enough: the owner
+    of one type may not publish another, nor its reviewer approve it."""
+    return {
+        role: sorted(_types_held(user, perm).values_list("key", flat=True))
+        for role, perm in (("publish", roles.EDIT), ("approve", roles.REVIEW))
+    }
 
 
 def key_set_entries() -> list[dict[str, Any]]:
-    """Every key this workbench knows (retired ones too), with its owner and roles, in the
-    shape `compiler.keys.key_set_json` writes."""
-    roles_of: dict[int, list[str]] = {}
+    """Every key this workbench knows (retired ones too), with its owner, roles and the
+    decision types of each role, in the shape `compiler.keys.key_set_json` writes."""
+    grants: dict[int, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
     for key in all_keys():
-        if key.user_id not in roles_of:
-            roles_of[key.user_id] = key_roles(key.user)
+        if key.user_id not in grants:
+            types = key_types(key.user)
+            grants[key.user_id] = {
+                "roles": key_roles(key.user),
+                "publish_types": types["publish"],
+                "approve_types": types["approve"],
+            }
         entries.append(
             {
                 "person": key.user.get_username(),
-                "roles": roles_of[key.user_id],
+                **grants[key.user_id],
                 "retired": not key.is_active,
                 "origin": key.origin,
                 "valid_from": _iso(key.created_at),
@@ -260,22 +283,53 @@ def key_set_entries() -> list[dict[str, Any]]:
     return entries
 
 
-def trusted_public_keys() -> dict[str, TrustedKey]:
-    """Every key this workbench knows, retired ones included, by key id, with its owner and
-    the roles `key_roles` gives them now: what publishing and import verify against, and
-    what `export_public_keys` writes."""
+def trusted_public_keys(*, new_type: str | None = None) -> dict[str, TrustedKey]:
+    """Every key this workbench knows, retired ones included, by key id, with its owner, the
+    roles `key_roles` gives them now and the types `key_types` scopes them to: what
+    publishing and import verify against, and what `export_public_keys` writes.
+
+    `new_type`, a decision type this workbench does not have yet (an import creates it), has
+    nobody's role on it to read: it is in the publish scope of keys whose owners may create
+    decision types here and in the approve scope of keys whose owners review site-wide
+    (*Risk reviewers*, superusers): what they could set up here themselves."""
     trusted: dict[str, TrustedKey] = {}
+    site_wide: dict[str, set[str]] = {"publish": set(), "approve": set()}
+    if new_type is not None:
+        site_wide = _site_wide_signers()
     for entry in key_set_entries():
         public = load_public_key(entry["public_key"])
+        person = entry["person"]
+        scope = {
+            role: frozenset(entry[f"{role}_types"])
+            | ({new_type} if new_type and person in site_wide[role] else set())
+            for role in ("publish", "approve")
+        }
         trusted[key_id(public)] = TrustedKey(
-            public,
-            entry["person"],
-            frozenset(entry["roles"]),
-            entry["origin"],
-            entry["revoked_at"],
+            public, person, frozenset(entry["roles"]), entry["origin"], entry["revoked_at"],
             entry["valid_from"],
-        )
+            publish_types=scope["publish"], approve_types=scope["approve"],
+        )  # fmt: skip
     return trusted
+
+
+def _site_wide_signers() -> dict[str, set[str]]:
+    """Usernames of the people who may create decision types (`publish`) and who review
+    across the site (`approve`)."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Q
+
+    model = get_user_model()
+    people, name = model.objects.filter(is_active=True), model.USERNAME_FIELD
+    creators = (
+        Q(is_superuser=True)
+        | Q(groups__permissions__codename="add_decisiontype")
+        | Q(user_permissions__codename="add_decisiontype")
+    )
+    reviewers = Q(is_superuser=True) | Q(groups__name=roles.RISK_REVIEWERS)
+    return {
+        "publish": set(people.filter(creators).values_list(name, flat=True)),
+        "approve": set(people.filter(reviewers).values_list(name, flat=True)),
+    }
 
 
 def _iso(moment: dt.datetime | None) -> str | None:

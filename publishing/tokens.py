@@ -285,14 +285,22 @@ def bundle_of_version(decision_type: DecisionType, number: int) -> Bundle | None
 
 def signer_key_set(decision_type: DecisionType) -> bytes:
     """The key set (`compiler.keys.key_set_json`, what `load_public_keys` reads) of the keys
-    that signed the type's bundles, with each owner's roles now."""
+    that signed the type's bundles, with each owner's roles now and their types narrowed to
+    this one: a token for one type learns nothing of the others (not even their keys), and
+    verifying this type's bundles needs nothing more."""
     signed = {
         signature["key_id"]
         for bundle in Bundle.objects.filter(decision_type=decision_type).only("content")
         for signature in bundle.document["signatures"]
     }
     entries = [
-        entry
+        {
+            **entry,
+            **{
+                member: [t for t in entry[member] if t == decision_type.key]
+                for member in ("publish_types", "approve_types")
+            },
+        }
         for key, entry in zip(signing.all_keys(), signing.key_set_entries(), strict=True)
         if key.key_id in signed
     ]

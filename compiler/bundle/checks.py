@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from compiler.keys import TrustedKey, load_public_key
+from compiler.keys import UNSCOPED_KEY_SET_FORMATS, TrustedKey, load_public_key
 from compiler.statements import ApprovalStatement, PublicationStatement
 
 from .document import Bundle, Manifest, Signature
@@ -22,7 +22,9 @@ from .reasons import (
     APPROVER_WITHOUT_SIGNATURE,
     APPROVERS_SHARE_A_KEY,
     KEY_MAY_NOT_SIGN,
+    KEY_MAY_NOT_SIGN_TYPE,
     KEY_ROLE,
+    KEY_SET_WITHOUT_TYPES,
     NO_PUBLISHER_SIGNATURE,
     PUBLISHER_IS_NOT_THE_SIGNER,
     SIGNED_WITH_ANOTHER_KEY,
@@ -118,18 +120,35 @@ def _check_four_eyes(manifest: Manifest) -> None:
 
 
 def _check_key_roles(model: Bundle, trusted: Mapping[str, TrustedKey]) -> None:
+    """The key set lets each signature's key sign as it does, for the manifest's decision
+    type: the role (`publish` / `approve`) and, within it, the type. A key whose types the
+    key set does not say (format 1) is refused rather than read as allowed for every type."""
+    decision_type = model.manifest.decision_type
     for index, sig in enumerate(model.signatures):
-        roles = trusted[sig.key_id].roles
+        key = trusted[sig.key_id]
         needed = KEY_ROLE[sig.role]
-        if needed not in roles:
+        facts = {
+            "index": index,
+            "signer": sig.signer,
+            "role": sig.role,
+            "key_id": sig.key_id,
+            "action": needed,
+        }
+        if needed not in key.roles:
+            roles = ", ".join(sorted(key.roles)) or "none"
+            raise BundleInvalid(KEY_MAY_NOT_SIGN.format(**facts, roles=roles), Problem.NOT_ALLOWED)
+        types = key.types_for(needed)
+        if types is None:
+            unscoped = ", ".join(repr(f) for f in UNSCOPED_KEY_SET_FORMATS)
             raise BundleInvalid(
-                KEY_MAY_NOT_SIGN.format(
-                    index=index,
-                    signer=sig.signer,
-                    role=sig.role,
-                    key_id=sig.key_id,
-                    action=needed,
-                    roles=", ".join(sorted(roles)) or "none",
+                KEY_SET_WITHOUT_TYPES.format(**facts, unscoped=unscoped), Problem.NOT_ALLOWED
+            )
+        if decision_type not in types:
+            raise BundleInvalid(
+                KEY_MAY_NOT_SIGN_TYPE.format(
+                    **facts,
+                    decision_type=decision_type,
+                    types=", ".join(f"'{t}'" for t in sorted(types)) or "no type",
                 ),
                 Problem.NOT_ALLOWED,
             )

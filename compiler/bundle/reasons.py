@@ -94,6 +94,17 @@ KEY_MAY_NOT_SIGN = (
     "not allowed: signatures[{index}] by '{signer}' ({role}, key {key_id}): the trusted key "
     "set says this key may not {action} (its roles: {roles})"
 )
+KEY_MAY_NOT_SIGN_TYPE = (
+    "not allowed: signatures[{index}] by '{signer}' ({role}, key {key_id}): the trusted key "
+    "set says this key may not {action} decision type '{decision_type}' (it may {action}: "
+    "{types})"
+)
+KEY_SET_WITHOUT_TYPES = (
+    "not allowed: signatures[{index}] by '{signer}' ({role}, key {key_id}): the trusted key "
+    "set does not say which decision types this key may {action} (a key set of format "
+    "{unscoped}, written before keys were scoped to types); export the key set again "
+    "(python manage.py export_public_keys DIR, or GET /api/v1/types/{{key}}/keys)"
+)
 
 
 # --------------------------------------------------------------------------- errors

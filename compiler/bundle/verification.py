@@ -63,8 +63,9 @@ def verify_bundle(
     `document` is the file's bytes (or text), or an already-parsed JSON object. Bytes must
     be exactly `serialize_bundle`'s form: strict UTF-8, I-JSON (no duplicate keys, no NaN),
     RFC 8785 canonical, one trailing newline. `public_keys` maps key id -> trusted key:
-    `load_public_keys(path)`'s `TrustedKey`s, which name each key's person and roles (a
-    bare public key or PEM is trusted with neither, and so can sign nothing). Each
+    `load_public_keys(path)`'s `TrustedKey`s, which name each key's person, roles and the
+    decision types of each role (a bare public key or PEM is trusted with none of them, and
+    so can sign nothing). Each
     signature's signer must be its key's person; `key_owners` (key id -> username), if
     given, says who owns which key instead.
 
@@ -74,7 +75,9 @@ def verify_bundle(
     is named with their key); every signature is by a trusted key, its owner's, and valid;
     one publisher signature by the manifest's publisher and one approver signature by each
     manifest approver, each with the key the manifest names, and no others; the key set
-    lets the publisher's key publish and each approval key approve; at least
+    lets the publisher's key publish and each approval key approve, the manifest's decision
+    type among the types of that role (a key set that names no types, format 1, lets
+    neither); at least
     `require_approvals` approvals (the verifier's policy); finally, for bytes,
     that they are exactly the canonical form (so a change the JSON parser would not notice
     still fails).

@@ -17,7 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 from guardian.shortcuts import assign_perm
 
-from compiler.bundle import Manifest, VerifiedBundle, serialize_bundle, verify_bundle
+from compiler.bundle import (
+    BundleInvalid,
+    Manifest,
+    VerifiedBundle,
+    inspect_bundle,
+    serialize_bundle,
+    verify_bundle,
+)
+from compiler.keys import TrustedKey
 from contracts import roles
 from contracts.documents import document_sha256
 from contracts.models import (
@@ -55,14 +63,18 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
     if actor is not None and not (actor.is_authenticated and actor.is_superuser):
         raise PermissionDenied(NOT_ALLOWED)
     verified = verify_bundle(
-        data, signing.trusted_public_keys(), key_owners=signing.key_owners(), now=timezone.now()
+        data, _trusted_keys(data), key_owners=signing.key_owners(), now=timezone.now()
     )
     existing = Bundle.objects.filter(sha256=verified.sha256).select_related("version").first()
     if existing is not None:
         return Imported(bundle=existing, created=False)
     manifest = verified.manifest
     people = _people(manifest)
-    decision_type = _decision_type(manifest, publisher=people[manifest.publisher.person])
+    decision_type = _decision_type(
+        manifest,
+        publisher=people[manifest.publisher.person],
+        approvers=[people[name] for name in manifest.approver_names],
+    )
     previous, parent = _chain_position(decision_type, manifest)
     _add_missing_source_classes(verified)
     if previous is not None:
@@ -96,6 +108,19 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
     return Imported(bundle=bundle, created=True)
 
 
+def _trusted_keys(data: bytes) -> dict[str, TrustedKey]:
+    """This workbench's key set, each key scoped to the types its owner owns or reviews here;
+    for a bundle of a type not here yet, which the import would create, the people who could
+    create it and review it here (`signing.trusted_public_keys(new_type=…)`)."""
+    try:
+        decision_type = inspect_bundle(data).manifest.decision_type
+    except BundleInvalid:
+        return signing.trusted_public_keys()  # verify_bundle says what is wrong with it
+    if DecisionType.objects.filter(key=decision_type).exists():
+        return signing.trusted_public_keys()
+    return signing.trusted_public_keys(new_type=decision_type)
+
+
 def _people(manifest: Manifest) -> dict[str, AbstractBaseUser]:
     """The author, publisher and approvers, each a person here, by username."""
     users = get_user_model().objects
@@ -108,8 +133,12 @@ def _people(manifest: Manifest) -> dict[str, AbstractBaseUser]:
     return people
 
 
-def _decision_type(manifest: Manifest, *, publisher: AbstractBaseUser) -> DecisionType:
-    """The bundle's decision type, locked; created if missing, its publisher as owner."""
+def _decision_type(
+    manifest: Manifest, *, publisher: AbstractBaseUser, approvers: list[AbstractBaseUser]
+) -> DecisionType:
+    """The bundle's decision type, locked; created if missing, its publisher as owner and
+    its approvers as reviewers, so that the type's next bundle is checked against the roles
+    this one was admitted with."""
     decision_type = (
         DecisionType.objects.select_for_update().filter(key=manifest.decision_type).first()
     )
@@ -123,6 +152,9 @@ def _decision_type(manifest: Manifest, *, publisher: AbstractBaseUser) -> Decisi
     )
     for perm in roles.ROLE_PERMISSIONS[roles.Role.OWNER]:
         assign_perm(perm, publisher, decision_type)
+    for approver in approvers:
+        for perm in roles.ROLE_PERMISSIONS[roles.Role.REVIEWER]:
+            assign_perm(perm, approver, decision_type)
     return decision_type
 
 

@@ -23,6 +23,11 @@ NOT_APPROVED = "Version {number} is {status}; only an approved version can be pu
 NO_STANDING_APPROVAL = (
     "Version {number} has no approval of its current content; it must be reviewed again."
 )
+APPROVERS_NO_LONGER_REVIEW = (
+    "Version {number} was approved only by people who no longer review '{key}' ({people}): "
+    "the key set lets a key approve only the types its owner reviews, so a bundle with their "
+    "approval would not verify. Someone who reviews '{key}' now must approve it."
+)
 REPORT_CHANGED_SINCE_APPROVAL = (
     "The impact report of version {number} changed after it was approved (a scenario, its "
     "expectations or a corpus moved on), and the bundle would carry what no reviewer saw. "

@@ -4,7 +4,9 @@ reviewer reads and the impact report."""
 
 from __future__ import annotations
 
-from contracts import lint, selectors
+from typing import Any
+
+from contracts import lint, roles, selectors
 from contracts.models import (
     EDIT_ACTIONS,
     Approval,
@@ -19,6 +21,7 @@ from publishing.impact import REPORT_PENDING, ImpactReport, ready_report
 from .catalogue import catalogue_sha256
 from .messages import (
     APPROVAL_OUT_OF_DATE,
+    APPROVERS_NO_LONGER_REVIEW,
     CATALOGUE_CHANGED_SINCE_APPROVAL,
     NO_SCENARIO,
     NO_STANDING_APPROVAL,
@@ -41,6 +44,11 @@ def authors(version: ContractVersion) -> set[int]:
         .distinct()
     )
     return editors | {version.created_by_id}
+
+
+def reviews(user: Any, decision_type: Any) -> bool:
+    """Whether the person reviews the type now (what the key set scopes `approve` to)."""
+    return bool(user.is_active and user.has_perm(f"contracts.{roles.REVIEW}", decision_type))
 
 
 def standing_approvals(version: ContractVersion) -> list[Approval]:
@@ -67,6 +75,14 @@ def counting_approvals(version: ContractVersion) -> tuple[list[Approval], str]:
     approvals = [a for a in approvals if a.reviewer_id not in author_ids]
     if not approvals:
         return [], NO_STANDING_APPROVAL.format(number=version.number)
+    # A bundle carries only approvals whose keys the key set lets approve this type.
+    reviewing = [a for a in approvals if reviews(a.reviewer, version.decision_type)]
+    if not reviewing:
+        people = ", ".join(a.reviewer.get_username() for a in approvals)
+        return [], APPROVERS_NO_LONGER_REVIEW.format(
+            number=version.number, key=version.decision_type.key, people=people
+        )
+    approvals = reviewing
     # The approvers sign the scenarios and expectations the bundle carries.
     report = report_for(version)
     if report is None:

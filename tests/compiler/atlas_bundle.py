@@ -15,6 +15,7 @@ from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
 
 ROOT = Path(__file__).resolve().parents[2]
 ATLAS = json.loads((ROOT / "examples" / "atlas.json").read_text())
+ATLAS_TYPE = ATLAS["contract"]["decision_type"]
 CLASSES = ("facility_record", "workflow_event", "approved_waiver", "committee_record",
            "policy_clause")  # fmt: skip
 # Fixed seeds: deterministic keys for tests, never how real keys are made.
@@ -73,11 +74,15 @@ def atlas_bundle(
     return serialize_bundle(signed)
 
 
-def key_set(directory: Path) -> Path:
-    """The trusted key set (olivia publishes, rafael approves) in `directory`/keys.json."""
+def key_set(directory: Path, *types: str) -> Path:
+    """The trusted key set (olivia publishes, rafael approves `types`, the Atlas type unless
+    others are named) in `directory`/keys.json."""
+    scope = sorted(types or (ATLAS_TYPE,))
     directory.mkdir(parents=True, exist_ok=True)
     (directory / KEY_SET_FILE).write_bytes(key_set_json([
-        {"person": "olivia", "roles": ["publish"], "public_key": public_key_pem(PUBLISHER)},
-        {"person": "rafael", "roles": ["approve"], "public_key": public_key_pem(APPROVER)},
+        {"person": "olivia", "roles": ["publish"], "publish_types": scope,
+         "public_key": public_key_pem(PUBLISHER)},
+        {"person": "rafael", "roles": ["approve"], "approve_types": scope,
+         "public_key": public_key_pem(APPROVER)},
     ]))  # fmt: skip
     return directory

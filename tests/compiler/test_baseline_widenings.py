@@ -228,7 +228,7 @@ def test_a_bundle_baseline_is_read_as_test_reads_a_bundle(tests_dir: Path, tmp_p
     )
     bundle = tmp_path / "published.bundle"  # not .json: read by its content
     bundle.write_bytes(serialize_bundle(signed))
-    keys = key_set(tmp_path / "keys")
+    keys = key_set(tmp_path / "keys", OLD["decision_type"])
     for extra in ([], ["--public-key", keys]):
         code, out, err = run(tests_dir, "--baseline", bundle, *extra)
         assert code == 0, out + err

@@ -35,6 +35,7 @@ from compiler.bundle import (
 )
 from compiler.canonical import canonical_bytes
 from compiler.keys import (
+    KEY_ROLES,
     KEY_SET_FILE,
     KeyLoadError,
     TrustedKey,
@@ -60,8 +61,16 @@ def _key(seed: int) -> Ed25519PrivateKey:
 OLGA, BOB, CAROL, MALLORY = _key(1), _key(2), _key(3), _key(4)
 
 
-def trusted(person: str, key: Ed25519PrivateKey, *roles: str) -> dict[str, TrustedKey]:
-    return {key_id(key): TrustedKey(key.public_key(), person, frozenset(roles))}
+BUNDLE_TYPES = ("d.t", "credit.review.continuation")
+"""The decision types of this file's bundles: the small one's and the Atlas example's."""
+
+
+def trusted(
+    person: str, key: Ed25519PrivateKey, *roles: str, types: tuple[str, ...] = BUNDLE_TYPES
+) -> dict[str, TrustedKey]:
+    """A trusted key allowed its roles for `types` (every bundle type here by default)."""
+    scope = {f"{role}_types": frozenset(types if role in roles else ()) for role in KEY_ROLES}
+    return {key_id(key): TrustedKey(key.public_key(), person, frozenset(roles), **scope)}
 
 
 # The key set a workbench exports: olga publishes, bob and carol approve.
@@ -420,7 +429,11 @@ def test_key_owners_bind_signers_to_their_keys():
         small_body(),
         [SIGNERS[0], ("bob", "approver", BOB), ("carol", "approver", _key(9))],
     )
-    ownerless = {key_id(_key(9)): TrustedKey(_key(9).public_key(), None, frozenset({"approve"}))}
+    ownerless = {
+        key_id(_key(9)): TrustedKey(
+            _key(9).public_key(), None, frozenset({"approve"}), approve_types=frozenset({"d.t"})
+        )
+    }
     verify_bundle(bundle, {**TRUSTED, **ownerless})  # a key without an owner cannot tell
     keys = {**TRUSTED, **trusted("bob", _key(9), "approve")}
     owners = {k: v.person for k, v in TRUSTED.items()}
@@ -758,18 +771,27 @@ def test_load_public_keys_from_a_file_or_a_directory(tmp_path: Path, data: bytes
 
 def _key_set_entries() -> list[dict]:
     return [
-        {"person": k.person, "roles": sorted(k.roles), "public_key": public_key_pem(k.public_key)}
+        {
+            "person": k.person,
+            "roles": sorted(k.roles),
+            "publish_types": sorted(k.publish_types or ()),
+            "approve_types": sorted(k.approve_types or ()),
+            "public_key": public_key_pem(k.public_key),
+        }
         for k in TRUSTED.values()
     ]
 
 
 def test_a_key_set_names_each_key_its_person_and_roles():
     document = json.loads(key_set_json(_key_set_entries()))
-    assert document["format"] == "evidence-workbench.keys/1"
-    assert [(e["key_id"], e["person"], e["roles"]) for e in document["keys"]] == [
-        (key_id(OLGA), "olga", ["publish"]),
-        (key_id(BOB), "bob", ["approve"]),
-        (key_id(CAROL), "carol", ["approve"]),
+    assert document["format"] == "evidence-workbench.keys/2"
+    assert [
+        (e["key_id"], e["person"], e["roles"], e["publish_types"], e["approve_types"])
+        for e in document["keys"]
+    ] == [
+        (key_id(OLGA), "olga", ["publish"], sorted(BUNDLE_TYPES), []),
+        (key_id(BOB), "bob", ["approve"], [], sorted(BUNDLE_TYPES)),
+        (key_id(CAROL), "carol", ["approve"], [], sorted(BUNDLE_TYPES)),
     ]
     assert parse_key_set(json.dumps(document)) == TRUSTED
 
@@ -919,8 +941,9 @@ def test_four_eyes_is_checked_in_the_signed_manifest(signers, reason):
     body = _four_eyes_body()
     # Every key is trusted for everything, by its right owner: only four eyes can refuse.
     keys = {
-        key_id(k): TrustedKey(k.public_key(), n, frozenset({"publish", "approve"}))
+        kid: key
         for n, _, k in signers
+        for kid, key in trusted(n, k, "publish", "approve", types=("d.t",)).items()
     }
     forged = _forge(body, signers)
     for check in (

@@ -195,9 +195,12 @@ def published(tmp_path):
     keys.mkdir()
     (keys / "olivia.pem").write_bytes(public_key_pem(publisher))
     (keys / "rafael.pem").write_bytes(public_key_pem(approver))
+    kind = atlas["contract"]["decision_type"]
     (keys / KEY_SET_FILE).write_bytes(key_set_json([
-        {"person": "olivia", "roles": ["publish"], "public_key": public_key_pem(publisher)},
-        {"person": "rafael", "roles": ["approve"], "public_key": public_key_pem(approver)},
+        {"person": "olivia", "roles": ["publish"], "publish_types": [kind],
+         "public_key": public_key_pem(publisher)},
+        {"person": "rafael", "roles": ["approve"], "approve_types": [kind],
+         "public_key": public_key_pem(approver)},
     ]))  # fmt: skip
     request = {k: v for k, v in atlas.items() if k != "contract"}
     request_path = tmp_path / "request.json"

@@ -10,7 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from atlas_bundle import STRANGER, atlas_bundle, key_set
+from atlas_bundle import ATLAS_TYPE, STRANGER, atlas_bundle, key_set
 
 from compiler.cli import main
 from compiler.cli.pull import BUNDLE_FILE, ETAG_FILE
@@ -71,7 +71,11 @@ def server():
 def setup(tmp_path):
     token = tmp_path / "token"
     token.write_text(TOKEN + "\n")
-    return {"token": token, "keys": key_set(tmp_path / "keys"), "out": tmp_path / "bundles"}
+    return {
+        "token": token,
+        "keys": key_set(tmp_path / "keys", ATLAS_TYPE, "refund.eligibility"),
+        "out": tmp_path / "bundles",
+    }
 
 
 def pull(setup, url, token=None) -> tuple[int, str, str]:

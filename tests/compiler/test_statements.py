@@ -4,6 +4,7 @@ from them (`assemble_bundle`): what `verify-bundle` refuses, each with its reaso
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import io
 import json
@@ -28,6 +29,7 @@ from compiler.bundle import (
 )
 from compiler.canonical import canonical_bytes, sha256_hex
 from compiler.keys import (
+    KEY_ROLES,
     TrustedKey,
     key_id,
     key_set_json,
@@ -64,7 +66,13 @@ CONTRACT = {
 
 
 def trusted(person, key, *roles, origin="cli", revoked_at=None):
-    return {key_id(key): TrustedKey(key.public_key(), person, frozenset(roles), origin, revoked_at)}
+    """A trusted key allowed its roles for the contract's type `d.t`."""
+    scope = {f"{role}_types": frozenset({"d.t"} if role in roles else ()) for role in KEY_ROLES}
+    return {
+        key_id(key): TrustedKey(
+            key.public_key(), person, frozenset(roles), origin, revoked_at, **scope
+        )
+    }
 
 
 KEYS = (
@@ -280,7 +288,7 @@ def test_a_publication_statement_for_another_body_is_refused():
 
 
 def test_legacy_signatures_verify_with_a_warning_naming_them():
-    legacy = {kid: TrustedKey(k.public_key, k.person, k.roles, "legacy") for kid, k in KEYS.items()}
+    legacy = {kid: dataclasses.replace(k, origin="legacy") for kid, k in KEYS.items()}
     old = sign_bundle(
         {**body(), "manifest": {**body()["manifest"], "report_sha256": None}},
         [("olga", "publisher", OLGA), ("bob", "approver", BOB), ("carol", "approver", CAROL)],
@@ -323,8 +331,14 @@ def test_keygen_sign_approval_and_verify_bundle_from_the_command_line(tmp_path):
         )
     )
     entries = [
-        {"person": p, "roles": r, "origin": "cli", "public_key": public_key_pem(k)}
-        for p, r, k in (("olga", ["publish"], OLGA), ("carol", ["approve"], CAROL))
+        {
+            "person": p,
+            "roles": [r],
+            f"{r}_types": ["d.t"],
+            "origin": "cli",
+            "public_key": public_key_pem(k),
+        }
+        for p, r, k in (("olga", "publish", OLGA), ("carol", "approve", CAROL))
     ]
     (tmp_path / "keys.json").write_bytes(key_set_json(entries))
     args = ["verify-bundle", str(tmp_path / "bundle.json"),

@@ -51,7 +51,19 @@ def test_a_reviewer_made_owner_cannot_publish_their_own_approval(
     approved.refresh_from_db()
     assert approved.status == ContractVersion.Status.APPROVED
     assert not Bundle.objects.exists()
-    # Someone else publishing the same approval is fine.
+    # Nor does anyone else while he owns rather than reviews the type: the key set would not
+    # let his key approve it, so the bundle would not verify.
+    with pytest.raises(ValidationError) as raised:
+        devices.publish(actor=owner, version=approved)
+    assert raised.value.messages == [
+        review.APPROVERS_NO_LONGER_REVIEW.format(
+            number=approved.number, key=approved.decision_type.key, people="rafael"
+        )
+    ]
+    # Made reviewer again, his approval counts and someone else publishes it.
+    services.access_grant(
+        actor=owner, decision_type=approved.decision_type, user=reviewer, role=roles.Role.REVIEWER
+    )
     assert devices.publish(actor=owner, version=approved).version == approved
 
 

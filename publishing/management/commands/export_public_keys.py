@@ -12,9 +12,10 @@ from publishing import signing
 class Command(BaseCommand):
     help = (
         "Write every known public signing key (retired ones too) to DIR: the key set "
-        f"DIR/{KEY_SET_FILE} (each key's owner and whether it may publish and/or approve, "
-        "from their roles now), which `python -m compiler verify-bundle --public-key DIR` "
-        "reads, and each key as <username>-<key id>.pem for people and other tools."
+        f"DIR/{KEY_SET_FILE} (each key's owner, whether it may publish and/or approve and "
+        "for which decision types, from their roles now), which "
+        "`python -m compiler verify-bundle --public-key DIR` reads, and each key as "
+        "<username>-<key id>.pem for people and other tools."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,8 +35,15 @@ class Command(BaseCommand):
             path = directory / f"{key.user.get_username()}-{key.key_id}.pem"
             path.write_text(key.public_key_pem)
             state = "" if key.is_active else " (retired)"
-            roles = ", ".join(entry["roles"]) or "none"
+            roles = ", ".join(_scoped(entry, role) for role in entry["roles"]) or "none"
             self.stdout.write(f"{path}{state} — {entry['person']}, roles: {roles}\n")
         key_set = directory / KEY_SET_FILE
         key_set.write_bytes(key_set_json(entries))
-        self.stdout.write(f"{key_set}: {len(entries)} key(s) with their owners and roles\n")
+        self.stdout.write(
+            f"{key_set}: {len(entries)} key(s) with their owners, roles and decision types\n"
+        )
+
+
+def _scoped(entry: dict[str, Any], role: str) -> str:
+    """`publish (credit.review, refund.desk)`: a role with the types it is scoped to."""
+    return f"{role} ({', '.join(entry[f'{role}_types']) or 'no type yet'})"
