@@ -23,8 +23,9 @@ TOMAS = Ed25519PrivateKey.from_private_bytes(bytes([42]) * 32)
 REGISTERED = "2026-03-10T09:00:00+00:00"  # both keys were registered then
 PUBLISHED = "2026-04-01T12:00:00+00:00"
 REPORT = "ab" * 32
+TYPE = "pharmacy.generic_substitution"
 CONTRACT = {
-    "decision_type": "pharmacy.generic_substitution",
+    "decision_type": TYPE,
     "version": "3",
     "purposes": ["dispensing"],
     "propositions": [{"key": "bioequivalence", "accepted_classes": ["regulator_listing"]}],
@@ -34,10 +35,24 @@ CONTRACT = {
 def keys(valid_from: str | None = REGISTERED) -> dict[str, TrustedKey]:
     return {
         key_id(INES): TrustedKey(
-            INES.public_key(), "ines", frozenset({"publish"}), "cli", None, valid_from
+            INES.public_key(),
+            "ines",
+            frozenset({"publish"}),
+            "cli",
+            None,
+            valid_from,
+            publish_types=frozenset({TYPE}),
+            approve_types=frozenset(),
         ),
         key_id(TOMAS): TrustedKey(
-            TOMAS.public_key(), "tomas", frozenset({"approve"}), "cli", None, valid_from
+            TOMAS.public_key(),
+            "tomas",
+            frozenset({"approve"}),
+            "cli",
+            None,
+            valid_from,
+            publish_types=frozenset(),
+            approve_types=frozenset({TYPE}),
         ),
     }
 

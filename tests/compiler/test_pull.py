@@ -192,7 +192,7 @@ def test_unusable_arguments_exit_2_before_any_request(server, setup, tmp_path):
 def test_a_bundle_dated_in_the_future_is_refused_by_the_clock_of_the_puller(
     server, setup, tmp_path
 ):
-    from pharmacy_bundle import INES, REGISTERED, TOMAS, bundle
+    from pharmacy_bundle import INES, REGISTERED, TOMAS, TYPE, bundle
 
     from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
 
@@ -200,7 +200,7 @@ def test_a_bundle_dated_in_the_future_is_refused_by_the_clock_of_the_puller(
     keys.mkdir()
     entries = [
         {"person": person, "roles": [role], "origin": "cli", "valid_from": REGISTERED,
-         "public_key": public_key_pem(key)}
+         f"{role}_types": [TYPE], "public_key": public_key_pem(key)}
         for person, role, key in (("ines", "publish", INES), ("tomas", "approve", TOMAS))
     ]  # fmt: skip
     (keys / KEY_SET_FILE).write_bytes(key_set_json(entries))

@@ -11,7 +11,7 @@ import datetime as dt
 import io
 
 import pytest
-from pharmacy_bundle import INES, PUBLISHED, REGISTERED, TOMAS, bundle, keys
+from pharmacy_bundle import INES, PUBLISHED, REGISTERED, TOMAS, TYPE, bundle, keys
 
 from compiler import cli
 from compiler.bundle import BundleInvalid, Problem, verify_bundle
@@ -89,9 +89,9 @@ def test_a_key_set_carries_the_registration_date_and_refuses_a_bad_one():
 def _verify(tmp_path, data: bytes) -> tuple[int, str]:
     entries = [
         {"person": "ines", "roles": ["publish"], "origin": "cli", "valid_from": REGISTERED,
-         "public_key": public_key_pem(INES)},
+         "publish_types": [TYPE], "public_key": public_key_pem(INES)},
         {"person": "tomas", "roles": ["approve"], "origin": "cli", "valid_from": REGISTERED,
-         "public_key": public_key_pem(TOMAS)},
+         "approve_types": [TYPE], "public_key": public_key_pem(TOMAS)},
     ]  # fmt: skip
     (tmp_path / "keys.json").write_bytes(key_set_json(entries))
     (tmp_path / "bundle.json").write_bytes(data)

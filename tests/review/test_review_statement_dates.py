@@ -117,9 +117,14 @@ def test_importing_a_bundle_signed_before_its_keys_were_registered_is_refused(ma
     from publishing.review.importing import bundle_import
     from tests.compiler.pharmacy_bundle import INES, TOMAS, bundle
 
+    from contracts import roles
+
     registered = {}
-    for name, private in (("ines", INES), ("tomas", TOMAS)):
-        person = make_user(name)
+    # A publisher who may create decision types here and a site-wide reviewer: who may sign a
+    # bundle of a type this workbench does not have yet.
+    people = (("ines", INES, roles.POLICY_OWNERS), ("tomas", TOMAS, roles.RISK_REVIEWERS))
+    for name, private, group in people:
+        person = make_user(name, group)
         registered[name] = signing.signing_key_register(
             actor=None, user=person, public_key=public_key_pem(private),
             origin=SigningKey.Origin.CLI,

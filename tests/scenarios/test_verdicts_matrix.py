@@ -82,7 +82,7 @@ def test_run_page_leads_with_the_summary_and_legend_and_filters_rows(client, dem
     loud = [r for r in variants if r.flips["verdict"] == "violation"]
     assert quiet and loud
     # The detail rows: plain labels, the technical name on hover.
-    assert f'title="{loud[0].perturbation}">{loud[0].flips["label"]}</span>' in page
+    assert f'title="{loud[0].perturbation}"><bdi>{loud[0].flips["label"]}</bdi></span>' in page
     assert f'title="{quiet[0]}"' not in page
     everything = client.get(url, {"show": "all"}).content.decode()
     assert f'title="{quiet[0]}"' in everything
