@@ -7,6 +7,7 @@ approval names them."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -275,3 +276,66 @@ def test_retiring_is_a_separate_confirmed_step_away_from_the_new_bundle(
     )
     assert done.status_code == 302
     assert fresh(version).status == "retired"
+
+
+def test_the_command_line_approves_a_widening_version_once_each_is_acknowledged(
+    owner, reviewer, devices, draft_2
+):
+    from django.core.management import CommandError, call_command
+
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    for row in causes(draft_2):
+        justify(owner, draft_2, row["key"])
+    version = submit(owner, draft_2)
+    report = review.report_ensure(version)
+    ids = report.widening_ids
+    assert "class_added:sanctions_clear:web_page" in ids and len(ids) >= 2
+
+    def args(action, *more):
+        return [
+            "review_version", version.decision_type.key, action, "--version",
+            str(version.number), "--user", reviewer.get_username(),
+            "--key-dir", str(devices.directory), *more,
+        ]  # fmt: skip
+
+    out = io.StringIO()
+    call_command(*args("report"), stdout=out)
+    for widening in ids:
+        assert f"widening {widening}: " in out.getvalue()
+
+    with pytest.raises(CommandError) as refused:
+        call_command(*args("approve", "--acknowledge", ids[0]), stdout=io.StringIO())
+    assert "Not acknowledged: " + ", ".join(ids[1:]) in str(refused.value)
+    with pytest.raises(CommandError, match="lists no widening purpose_added:nope"):
+        call_command(*args("approve", "--acknowledge", "purpose_added:nope"), stdout=io.StringIO())
+    with pytest.raises(CommandError, match="for approve only"):
+        call_command(*args("submit", "--acknowledge-all"), stdout=io.StringIO())
+    assert fresh(version).status == "in_review"
+    assert not version.approvals.exists()
+
+    out = io.StringIO()
+    named = [arg for widening in reversed(ids) for arg in ("--acknowledge", widening)]
+    call_command(*args("approve", *named), stdout=out)
+    for widening in ids:
+        assert f"acknowledging widening {widening}\n" in out.getvalue()
+    assert fresh(version).status == "approved"
+    (approval,) = version.approvals.all()
+    assert [w["id"] for w in approval.acknowledged_widenings] == ids
+
+
+def test_acknowledge_all_approves_what_the_report_lists(owner, reviewer, devices, draft_2):
+    from django.core.management import call_command
+
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    for row in causes(draft_2):
+        justify(owner, draft_2, row["key"])
+    version = submit(owner, draft_2)
+    ids = review.report_ensure(version).widening_ids
+    out = io.StringIO()
+    call_command(
+        "review_version", version.decision_type.key, "approve", "--version", str(version.number),
+        "--user", reviewer.get_username(), "--key-dir", str(devices.directory),
+        "--acknowledge-all", stdout=out,
+    )  # fmt: skip
+    assert out.getvalue().count("acknowledging widening ") == len(ids) >= 1
+    assert fresh(version).status == "approved"
