@@ -5,6 +5,7 @@ holding both, and the compiler accepts the bundle. On the vendor onboarding type
 from __future__ import annotations
 
 import html
+import json
 import re
 import shlex
 import subprocess
@@ -85,3 +86,37 @@ def test_the_key_set_is_for_people_who_may_view_the_type(client, make_user, publ
     assert anonymous.status_code in (302, 403, 404)
     client.force_login(make_user("stranger"))
     assert client.get(reverse("version_key_set", args=args)).status_code == 404
+
+
+COPY_BLOCK = re.compile(r'<div class="command" data-copy><pre><code>(.*?)</code></pre></div>', re.S)
+
+
+def test_commands_to_copy_are_shown_whole(client, owner, reviewer, catalogue_manager, keys):
+    """The sign-approval line under the approve form and the corpus import format are whole
+    (no ellipsis), each in a block workbench.js gives a copy button; no inline script."""
+    decision_type = create(owner=owner, reviewer=reviewer, catalogue_manager=catalogue_manager)
+    version = decision_type.versions.get(number=1)
+    version = review.version_submit(
+        actor=owner, version=version, expected_lock_version=version.lock_version
+    )
+    review.report_ensure(version)
+    client.force_login(reviewer)
+    page = client.get(reverse("version_review", args=[decision_type.key, 1])).content.decode()
+    commands = [html.unescape(c) for c in COPY_BLOCK.findall(page)]
+    assert commands == [
+        f"evidence-compiler sign-approval statement.json --key {reviewer.get_username()}.key"
+    ]
+    assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", page) == []
+
+    client.force_login(owner)
+    page = client.get(
+        reverse("scenarios:corpus_import", kwargs={"key": decision_type.key})
+    ).content.decode()
+    (hint,) = [html.unescape(c) for c in COPY_BLOCK.findall(page)]
+    assert "…" not in hint
+    assert set(json.loads(hint)) == {"directory", "candidates"}
+
+
+def test_the_copy_button_script_is_a_static_file():
+    script = (ROOT / "static" / "workbench" / "workbench.js").read_text()
+    assert "[data-copy]" in script and "navigator.clipboard.writeText" in script
