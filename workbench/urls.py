@@ -83,6 +83,7 @@ urlpatterns = [
         version + "strength/add/", strength_views.version_strength_add, name="version_strength_add"
     ),
     path(version + "bundle.json", key_views.version_bundle, name="version_bundle"),
+    path(version + "keys.json", key_views.version_key_set, name="version_key_set"),
     path(version + "submit/", review_views.version_submit, name="version_submit"),
     path(version + "withdraw/", review_views.version_withdraw, name="version_withdraw"),
     path(version + "approve/", review_views.version_approve, name="version_approve"),

@@ -22,9 +22,33 @@
     });
   }
 
+  // A command meant to be copied ([data-copy], templates/workbench/_command.html) gets a
+  // copy button; without JavaScript or a clipboard the whole command is still there to select.
+  function copyButtons(root) {
+    if (!navigator.clipboard) { return; }
+    root.querySelectorAll("[data-copy]").forEach(function (box) {
+      if (box.querySelector("button.copy")) { return; }
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "copy";
+      button.textContent = "Copy";
+      button.addEventListener("click", function () {
+        var text = box.querySelector("code").textContent;
+        navigator.clipboard.writeText(text).then(function () {
+          button.textContent = "Copied";
+          setTimeout(function () { button.textContent = "Copy"; }, 2000);
+        }, function () {
+          button.textContent = "Select and copy it";
+        });
+      });
+      box.appendChild(button);
+    });
+  }
+
   function enhance(root) {
     sizeBars(root);
     titleClipped(root);
+    copyButtons(root);
   }
 
   document.addEventListener("DOMContentLoaded", function () { enhance(document); });

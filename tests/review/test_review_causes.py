@@ -7,6 +7,9 @@ approval names them."""
 
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -214,3 +217,125 @@ def test_the_review_page_shows_the_causes_to_the_reviewer(client, owner, reviewe
     assert "Screened &lt;again&gt; at payment." in section
     assert 'name="text"' not in section  # the reviewer reads it; only an owner justifies
     assert 'value="class_added:sanctions_clear:web_page"' in page
+
+
+def review_page(client, person, version) -> str:
+    client.force_login(person)
+    return client.get(
+        reverse("version_review", args=[version.decision_type.key, version.number])
+    ).content.decode()
+
+
+def test_everyone_reading_a_version_in_review_sees_the_justifications(client, owner, draft_2):
+    """The owner may not approve their own version, yet the page shows them (and a reviewer
+    not yet able to approve) each cause with its justification, read-only."""
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    (row,) = causes(draft_2)
+    justify(owner, draft_2, row["key"], text="Screened <again> at payment.")
+    version = submit(owner, draft_2)
+    review.report_ensure(version)
+    page = review_page(client, owner, version)
+    assert 'id="approve"' not in page
+    section = page[page.index('id="review-violations"') :]
+    assert (
+        "Justified by <bdi>olivia</bdi>: “<bdi>Screened &lt;again&gt; at payment.</bdi>”" in section
+    )
+    assert 'name="text"' not in section
+
+
+def test_each_widening_to_acknowledge_is_its_own_line(client, owner, reviewer, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    for row in causes(draft_2):
+        justify(owner, draft_2, row["key"])
+    version = submit(owner, draft_2)
+    report = review.report_ensure(version)
+    page = review_page(client, reviewer, version)
+    fieldset = page[page.index('id="acknowledge-widenings"') : page.index("</fieldset>")]
+    items = re.findall(r"<li>(.*?)</li>", fieldset, re.S)
+    assert len(items) == len(report.widening_ids) >= 2
+    for item, widening in zip(items, report.widening_ids, strict=True):
+        assert item.count('type="checkbox"') == 1
+        assert f'value="{widening}"' in item
+        assert item.strip().startswith("<label") and item.strip().endswith("</label>")
+
+
+def test_retiring_is_a_separate_confirmed_step_away_from_the_new_bundle(
+    client, owner, reviewer, devices, draft_2
+):
+    version = draft_2.decision_type.versions.get(number=1)
+    page = review_page(client, owner, version)
+    assert page.index('id="verify-bundle"') < page.index('<details class="retire" id="retire">')
+    assert 'class="danger"' not in page[: page.index('<details class="retire"')]
+    retire = reverse("version_retire", args=[version.decision_type.key, version.number])
+    refused = client.post(retire, {"lock_version": fresh(version).lock_version, "reason": "x"})
+    assert refused.status_code == 422
+    assert "I mean to retire" in refused.content.decode()
+    assert fresh(version).status == "published"
+    done = client.post(
+        retire, {"lock_version": fresh(version).lock_version, "confirm_retire": "on"}
+    )
+    assert done.status_code == 302
+    assert fresh(version).status == "retired"
+
+
+def test_the_command_line_approves_a_widening_version_once_each_is_acknowledged(
+    owner, reviewer, devices, draft_2
+):
+    from django.core.management import CommandError, call_command
+
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    for row in causes(draft_2):
+        justify(owner, draft_2, row["key"])
+    version = submit(owner, draft_2)
+    report = review.report_ensure(version)
+    ids = report.widening_ids
+    assert "class_added:sanctions_clear:web_page" in ids and len(ids) >= 2
+
+    def args(action, *more):
+        return [
+            "review_version", version.decision_type.key, action, "--version",
+            str(version.number), "--user", reviewer.get_username(),
+            "--key-dir", str(devices.directory), *more,
+        ]  # fmt: skip
+
+    out = io.StringIO()
+    call_command(*args("report"), stdout=out)
+    for widening in ids:
+        assert f"widening {widening}: " in out.getvalue()
+
+    with pytest.raises(CommandError) as refused:
+        call_command(*args("approve", "--acknowledge", ids[0]), stdout=io.StringIO())
+    assert "Not acknowledged: " + ", ".join(ids[1:]) in str(refused.value)
+    with pytest.raises(CommandError, match="lists no widening purpose_added:nope"):
+        call_command(*args("approve", "--acknowledge", "purpose_added:nope"), stdout=io.StringIO())
+    with pytest.raises(CommandError, match="for approve only"):
+        call_command(*args("submit", "--acknowledge-all"), stdout=io.StringIO())
+    assert fresh(version).status == "in_review"
+    assert not version.approvals.exists()
+
+    out = io.StringIO()
+    named = [arg for widening in reversed(ids) for arg in ("--acknowledge", widening)]
+    call_command(*args("approve", *named), stdout=out)
+    for widening in ids:
+        assert f"acknowledging widening {widening}\n" in out.getvalue()
+    assert fresh(version).status == "approved"
+    (approval,) = version.approvals.all()
+    assert [w["id"] for w in approval.acknowledged_widenings] == ids
+
+
+def test_acknowledge_all_approves_what_the_report_lists(owner, reviewer, devices, draft_2):
+    from django.core.management import call_command
+
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    for row in causes(draft_2):
+        justify(owner, draft_2, row["key"])
+    version = submit(owner, draft_2)
+    ids = review.report_ensure(version).widening_ids
+    out = io.StringIO()
+    call_command(
+        "review_version", version.decision_type.key, "approve", "--version", str(version.number),
+        "--user", reviewer.get_username(), "--key-dir", str(devices.directory),
+        "--acknowledge-all", stdout=out,
+    )  # fmt: skip
+    assert out.getvalue().count("acknowledging widening ") == len(ids) >= 1
+    assert fresh(version).status == "approved"

@@ -91,6 +91,7 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     # Owners and reviewers may ask for a failed report again; the walk's has not failed.
     "version_impact_retry": ("write_or_review", {"POST"}),
     "version_bundle": ("bundle", {"GET"}),
+    "version_key_set": ("bundle", {"GET"}),
     # Suite strength: read by anyone who sees the type; started and added to by owners (an
     # empty start is refused for the walk's suite has no scenario, an empty add for its form).
     "version_strength": ("read", {"GET"}),

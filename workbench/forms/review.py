@@ -10,6 +10,12 @@ from .fields import LockForm
 
 class RetireForm(LockForm):
     reason = forms.CharField(required=False, max_length=300)
+    # Retiring cannot be undone: the person ticks that they mean it (the page's confirmation
+    # step, kept without JavaScript too).
+    confirm_retire = forms.BooleanField(
+        required=True,
+        error_messages={"required": "Tick “I mean to retire” to retire the version."},
+    )
 
 
 class _AnyIds(forms.MultipleChoiceField):

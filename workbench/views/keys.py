@@ -9,8 +9,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from compiler.keys import KEY_SET_FILE
 from contracts import selectors
-from publishing import review, signing
+from publishing import review, signing, tokens
 
 # Messages tests assert on.
 KEY_CREATED = "Your signing key is {key_id}."
@@ -26,6 +27,20 @@ def version_bundle(request: HttpRequest, key: str, number: int) -> HttpResponse:
     response = HttpResponse(bundle.data, content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{bundle.filename}"'
     response["ETag"] = f'"{bundle.sha256}"'
+    return response
+
+
+@require_GET
+def version_key_set(request: HttpRequest, key: str, number: int) -> HttpResponse:
+    """The key set (keys.json) of the keys that signed the type's bundles, narrowed to this
+    type: with the bundle, all `python -m compiler verify-bundle` needs (`--public-key`)."""
+    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    if review.version_bundle(version) is None:
+        raise Http404(review.NO_BUNDLE.format(number=number))
+    response = HttpResponse(
+        tokens.signer_key_set(version.decision_type), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{KEY_SET_FILE}"'
     return response
 
 

@@ -13,6 +13,7 @@ partial of `contracts/review.html` back; a plain POST redirects to the page.
 from __future__ import annotations
 
 import contextlib
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
+from compiler.keys import KEY_SET_FILE
 from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
@@ -75,6 +77,15 @@ def require_role(request: HttpRequest, version: ContractVersion, action: str) ->
         raise PermissionDenied(services.NOT_ALLOWED)
 
 
+def _verify_command(bundle: Bundle | None) -> str:
+    """The command the page prints to verify the bundle offline, verbatim: run in the folder
+    holding the downloaded bundle and keys.json (tests run it exactly as printed)."""
+    if bundle is None:
+        return ""
+    bundle_file = shlex.quote(bundle.filename)
+    return f"python -m compiler verify-bundle {bundle_file} --public-key {KEY_SET_FILE}"
+
+
 def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:
     if bundle is None:
         return []
@@ -102,7 +113,13 @@ def review_context(
     if version.status == ContractVersion.Status.APPROVED:
         counting, not_counting = review.counting_approvals(version)
     counting_ids = {a.pk for a in counting}
-    report = report_or_none(version) if actions[review.APPROVE].allowed else None
+    # Anyone reading a version under review sees its causes and the owner's justifications,
+    # not only a reviewer who may approve it now (one without a key yet reads them first).
+    under_review = version.status in (
+        ContractVersion.Status.IN_REVIEW,
+        ContractVersion.Status.APPROVED,
+    )
+    report = report_or_none(version) if under_review or actions[review.APPROVE].allowed else None
     report_state = report_failed = ""
     if actions[review.APPROVE].allowed and report is None:
         with contextlib.suppress(ContractInvalid):  # the page says what is wrong instead
@@ -127,6 +144,7 @@ def review_context(
         "counting": counting,
         "bundle": bundle,
         "signatures": _signatures(bundle),
+        "verify_command": _verify_command(bundle),
         "is_author": user.pk in author_ids,
         "actions": actions,
         "blocked": [a for a in actions.values() if a.blocked],

@@ -18,7 +18,9 @@ class Command(BaseCommand):
     help = (
         "Move a contract version through review from the command line, as USER, with the same "
         "actions the browser uses. `approve` prints the impact report and approves exactly it; "
-        "`report` only prints it."
+        "`report` only prints it, with the id of each widening; `approve` of a version that "
+        "widens the published one needs each acknowledged (`--acknowledge ID`, repeatable, or "
+        "`--acknowledge-all`), as the browser's checkboxes do."
     )
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
@@ -32,6 +34,18 @@ class Command(BaseCommand):
         parser.add_argument("--version", type=int, dest="number", required=True)
         parser.add_argument("--user", required=True, help="Who acts (their permissions apply).")
         parser.add_argument("--comment", default="", help="For approve, request-changes, retire.")
+        parser.add_argument(
+            "--acknowledge",
+            action="append",
+            default=[],
+            metavar="WIDENING_ID",
+            help="For approve: acknowledge this widening (an id `report` prints); repeatable.",
+        )
+        parser.add_argument(
+            "--acknowledge-all",
+            action="store_true",
+            help="For approve: acknowledge every widening the report lists (each is printed).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         actor = get_user_model().objects.filter(username=options["user"]).first()
@@ -45,6 +59,8 @@ class Command(BaseCommand):
         if version is None:
             raise CommandError(f"'{options['decision_type']}' has no version {options['number']}.")
         action, comment = options["action"], options["comment"]
+        if action != "approve" and (options["acknowledge"] or options["acknowledge_all"]):
+            raise CommandError("--acknowledge and --acknowledge-all are for approve only.")
         try:
             if action in ("report", "approve"):
                 report = review.report_ensure(version)
@@ -52,10 +68,19 @@ class Command(BaseCommand):
                     self.stdout.write(line + "\n")
                 for change in report.contract_changes:
                     self.stdout.write(f"  - {change['text']}\n")
+                for widening in report.widenings:
+                    self.stdout.write(f"  widening {widening['id']}: {widening['text']}\n")
                 self.stdout.write(f"report sha256 {report.sha256}\n")
                 if action == "approve":
+                    acknowledged = _acknowledged(report.widening_ids, options)
+                    for widening_id in acknowledged:
+                        self.stdout.write(f"acknowledging widening {widening_id}\n")
                     _key_files(options).approve(
-                        actor=actor, version=version, report_sha256=report.sha256, comment=comment
+                        actor=actor,
+                        version=version,
+                        report_sha256=report.sha256,
+                        comment=comment,
+                        acknowledged_widenings=acknowledged,
                     )
             elif action == "submit":
                 review.version_submit(
@@ -80,6 +105,31 @@ class Command(BaseCommand):
             f"{version.decision_type.key} version {version.number} is "
             f"{version.get_status_display().lower()}\n"
         )
+
+
+def _acknowledged(widening_ids: list[str], options: Any) -> list[str]:
+    """The widenings this approval acknowledges, in the report's order: all of them with
+    --acknowledge-all, else those named. An id the report does not list, or a widening left
+    unacknowledged, is refused here, by id, before anything is signed."""
+    named = list(dict.fromkeys(options["acknowledge"]))
+    if options["acknowledge_all"]:
+        if named:
+            raise CommandError("Pass --acknowledge-all or --acknowledge, not both.")
+        return list(widening_ids)
+    unknown = [w for w in named if w not in widening_ids]
+    if unknown:
+        listed = ", ".join(widening_ids) or "none"
+        raise CommandError(
+            f"The report lists no widening {', '.join(unknown)}; it lists: {listed}."
+        )
+    missing = [w for w in widening_ids if w not in named]
+    if missing:
+        raise CommandError(
+            f"This version widens the published one; acknowledge each widening to approve "
+            f"(--acknowledge ID, once per widening, or --acknowledge-all). "
+            f"Not acknowledged: {', '.join(missing)}."
+        )
+    return [w for w in widening_ids if w in named]
 
 
 def _key_files(options: Any) -> Any:
