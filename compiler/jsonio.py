@@ -5,9 +5,11 @@
 tens of thousands deep (a `RecursionError` in the parser or in any recursive walk after it),
 integer literals thousands of digits long (Python refuses to convert them with a bare
 `ValueError`), escapes that name half a UTF-16 surrogate pair (no character: it can be neither
-hashed as RFC 8785 JSON, nor printed as UTF-8, nor stored by PostgreSQL), and bytes that are
-not UTF-8. `parse_json` refuses each of them with `InvalidInput` and a location: a line and
-column for what is wrong in the text, the path inside the document for a lone surrogate.
+hashed as RFC 8785 JSON, nor printed as UTF-8, nor stored by PostgreSQL), bytes that are
+not UTF-8, and a name given twice in one object (parsers keep the last one silently, so what
+was reviewed is not what is read). `parse_json` refuses each of them with `InvalidInput` and a
+location: a line and column for what is wrong in the text, the path inside the document for a
+lone surrogate.
 Pure: no files, no clock.
 """
 
@@ -31,13 +33,18 @@ TOO_LARGE = "the document is {size} bytes; at most {limit} bytes are accepted"
 NOT_UTF8 = "not UTF-8 text: byte {start} cannot be decoded (line {line} column {column})"
 NOT_JSON = "not valid JSON: {msg} at line {line} column {column}"
 TOO_DEEP = "nested more than {limit} levels deep at line {line} column {column}"
+DUPLICATE_NAME = (
+    "the name {name} is given twice in one object, at line {line} column {column}: "
+    "JSON readers disagree on which value counts, so give each name once"
+)
 TOO_LONG_NUMBER = "a number of more than {limit} digits at line {line} column {column}"
 LONE_SURROGATE = "a \\u escape names half a surrogate pair, not a character"
 
-# A string (skipped whole, so brackets and digits inside it do not count), a bracket, or a run
-# of digits too long to be a number anyone means.
+# A string (skipped whole, so brackets and digits inside it do not count; followed by a colon
+# it is a name in an object), a bracket, or a run of digits too long to be a number anyone means.
 _TOKENS = re.compile(
-    r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|[0-9]{' + str(MAX_NUMBER_DIGITS + 1) + ",}", re.DOTALL
+    r'"[^"\\]*(?:\\.[^"\\]*)*"(?:[ \t\n\r]*:)?|[\[\]{}]|[0-9]{' + str(MAX_NUMBER_DIGITS + 1) + ",}",
+    re.DOTALL,
 )
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
@@ -99,21 +106,46 @@ def _position(text: str, offset: int | None) -> tuple[int, int]:
 
 
 def _check_shape(text: str) -> None:
-    """Refuse too deep nesting and absurd numbers before the parser sees them."""
+    """Refuse too deep nesting, a name given twice in one object and absurd numbers before
+    the parser sees them (a parser keeps the last of two equal names silently)."""
     depth = 0
+    # The names seen in each open object (None for an array), innermost last.
+    names: list[set[str] | None] = []
     for token in _TOKENS.finditer(text):
-        first = token.group()[0]
+        word = token.group()
+        first = word[0]
         if first in "[{":
             depth += 1
             if depth > MAX_DEPTH:
                 line, column = _position(text, token.start())
                 raise _invalid(TOO_DEEP.format(limit=MAX_DEPTH, line=line, column=column))
+            names.append(set() if first == "{" else None)
         elif first in "]}":
             depth -= 1
-        elif first != '"':
+            if names:
+                names.pop()
+        elif first == '"':
+            if word[-1] == ":" and names and names[-1] is not None:
+                _check_name(text, token, names[-1])
+        else:
             line, column = _position(text, token.start())
             limit = MAX_NUMBER_DIGITS
             raise _invalid(TOO_LONG_NUMBER.format(limit=limit, line=line, column=column))
+
+
+def _check_name(text: str, token: re.Match[str], seen: set[str]) -> None:
+    raw = token.group().rstrip(" \t\n\r:")
+    name = raw[1:-1]
+    if "\\" in name:  # "a" and "\u0061" are one name
+        try:
+            name = json.loads(raw)
+        except ValueError:
+            return  # malformed: the parser says where
+    if name in seen:
+        line, column = _position(text, token.start())
+        quoted = json.dumps(name, ensure_ascii=False)
+        raise _invalid(DUPLICATE_NAME.format(name=quoted, line=line, column=column))
+    seen.add(name)
 
 
 def _lone_surrogates(value: Any, loc: list[Any]) -> Iterator[list[Any]]:

@@ -17,6 +17,8 @@ from compiler.jsonio import parse_json
 from compiler.models import Candidate, Directory
 from compiler.validation import cross_reference_problems
 
+from .input_messages import product_message
+
 # Keys a corpus document may carry besides its own; a whole compile input imports as a corpus.
 IGNORED_KEYS = frozenset({"request", "contract"})
 CORPUS_KEYS = frozenset({"directory", "candidates"})
@@ -97,7 +99,8 @@ def candidate_json(candidate: Candidate) -> dict[str, Any]:
 
 
 def _problems(exc: ValidationError, prefix: tuple[str | int, ...]) -> list[CorpusProblem]:
-    return [CorpusProblem(loc=(*prefix, *e["loc"]), msg=e["msg"]) for e in exc.errors()]
+    """pydantic's errors located under `prefix`, said in the workbench's words."""
+    return [CorpusProblem(loc=(*prefix, *e["loc"]), msg=product_message(e)) for e in exc.errors()]
 
 
 def unstorable_values(value: Any, loc: tuple[str | int, ...] = ()) -> list[CorpusProblem]:
@@ -150,7 +153,16 @@ def validate_corpus(document: Any) -> ValidCorpus:
         try:
             candidates.append(candidate_json(Candidate.model_validate(item)))
         except ValidationError as exc:
-            problems += _problems(exc, ("candidates", index))
+            found = _problems(exc, ("candidates", index))
+            # What pydantic accepted in an invalid candidate may still be unstorable (an
+            # integer past 2**53): listed now, not after the other problems are fixed.
+            located = {p.loc for p in found}
+            found += [
+                p
+                for p in unstorable_values(item, ("candidates", index))
+                if p.loc not in located and isinstance(item, Mapping)
+            ]
+            problems += found
         else:
             problems += unstorable_values(candidates[-1], ("candidates", index))
     problems += [

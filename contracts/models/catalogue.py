@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.validators import RegexValidator
+from django.core.validators import MaxLengthValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
@@ -25,6 +25,10 @@ DEFAULT_ROLE_ORDER: list[str] = [str(role) for role in OrderRole]
 
 def default_role_order() -> list[str]:
     return list(DEFAULT_ROLE_ORDER)
+
+
+# A source class's description is read in lists by everyone: a paragraph, not a document.
+DESCRIPTION_MAX_LENGTH = 2000
 
 
 class CatalogueFieldValues:
@@ -47,7 +51,11 @@ class SourceClass(CatalogueFieldValues, models.Model):
         max_length=64, unique=True, validators=[key_validator], help_text=KEY_HELP
     )
     label = models.CharField(max_length=120)
-    description = models.TextField(blank=True)
+    description = models.TextField(
+        blank=True,
+        max_length=DESCRIPTION_MAX_LENGTH,
+        validators=[MaxLengthValidator(DESCRIPTION_MAX_LENGTH)],
+    )
     authority_tier = models.PositiveSmallIntegerField(
         choices=AuthorityTier.choices, default=AuthorityTier.CONTROLLED_DOCUMENT
     )
@@ -112,7 +120,11 @@ class SourceClassProposal(CatalogueFieldValues, models.Model):
     )
     key = models.CharField(max_length=64, validators=[key_validator], help_text=KEY_HELP)
     label = models.CharField(max_length=120)
-    description = models.TextField(blank=True)
+    description = models.TextField(
+        blank=True,
+        max_length=DESCRIPTION_MAX_LENGTH,
+        validators=[MaxLengthValidator(DESCRIPTION_MAX_LENGTH)],
+    )
     authority_tier = models.PositiveSmallIntegerField(
         choices=SourceClass.AuthorityTier.choices,
         default=SourceClass.AuthorityTier.CONTROLLED_DOCUMENT,

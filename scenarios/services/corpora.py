@@ -110,14 +110,17 @@ def _validated(
     document: Any, *, decision_type: DecisionType, strict: bool
 ) -> tuple[compiling.ValidCorpus, list[compiling.CorpusProblem]]:
     """The valid corpus and its warnings; every problem at once as `CorpusInvalid`."""
+    known = selectors.known_values(decision_type=decision_type)
     try:
         valid = compiling.validate_corpus(document)
     except compiling.CorpusInvalid as exc:
-        raise compiling.CorpusInvalid(exc.problems + _long_ids(document)) from None
+        problems = exc.problems + _long_ids(document)
+        if strict:  # a misspelt class is one more problem: listed with the rest, not after
+            problems += _raw_warnings(known, document)
+        raise compiling.CorpusInvalid(_in_document_order(problems)) from None
     too_long = _long_ids(document)
     if too_long:
         raise compiling.CorpusInvalid(too_long)
-    known = selectors.known_values(decision_type=decision_type)
     warnings = [
         warning
         for index, data in enumerate(valid.candidates)
@@ -126,6 +129,24 @@ def _validated(
     if strict and warnings:
         raise compiling.CorpusInvalid(warnings)
     return valid, warnings
+
+
+def _raw_warnings(known: selectors.KnownValues, document: Any) -> list[compiling.CorpusProblem]:
+    """`candidate_warnings` of each candidate of a document that did not validate."""
+    items = document.get("candidates") if isinstance(document, Mapping) else None
+    return [
+        warning
+        for index, item in enumerate(items if isinstance(items, list) else [])
+        if isinstance(item, Mapping)
+        for warning in candidate_warnings(known, item, index=index)
+    ]
+
+
+def _in_document_order(problems: list[compiling.CorpusProblem]) -> list[compiling.CorpusProblem]:
+    """Each candidate's problems together, by field."""
+    return sorted(
+        problems, key=lambda p: tuple((0, x) if isinstance(x, int) else (1, str(x)) for x in p.loc)
+    )
 
 
 def has_control_character(text: str) -> bool:

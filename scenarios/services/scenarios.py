@@ -13,6 +13,7 @@ from django.db.models import Max
 from pydantic import ValidationError as PydanticValidationError
 
 from compiler.models import Delegation
+from compiler.perturb.arguments import OPERATORS
 from compiler.relations import VariantExpectation
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import Actor, audit_record
@@ -32,6 +33,8 @@ NOT_A_LIST_OF_EXPECTATIONS = (
     'Give the expectations on perturbations as a JSON list of {"operator", "args", '
     '"proposition", "state"} objects.'
 )
+UNKNOWN_OPERATOR = "'{operator}' is not an operator; the operators are {known}."
+NO_ROLES = "Give at least one role the principal holds."
 STALE_SCENARIO = (
     "Someone else saved this scenario since you opened it; nothing was saved — "
     "reload to see their version."
@@ -63,7 +66,11 @@ def _clean_scenario_fields(
         if not isinstance(key, str) or not key:
             raise ValidationError({"expected_slots": "Name each proposition."})
     fields["variant_expectations"] = _clean_variant_expectations(fields.get("variant_expectations"))
-    fields["roles"] = list(dict.fromkeys(fields.get("roles") or []))
+    roles = list(fields.get("roles") or [])
+    if not roles or not all(isinstance(role, str) and role.strip() for role in roles):
+        # A request without roles admits nothing a role allows: a typing slip, not a test.
+        raise ValidationError({"roles": NO_ROLES})
+    fields["roles"] = list(dict.fromkeys(roles))
     fields["named"] = list(fields.get("named") or [])
     fields["expected_slots"] = dict(fields.get("expected_slots") or {})
     problems = {
@@ -99,6 +106,16 @@ def _clean_variant_expectations(value: Any) -> list[dict[str, Any]]:
         raise ValidationError({"variant_expectations": NOT_A_LIST_OF_EXPECTATIONS})
     cleaned = []
     for index, item in enumerate(value, start=1):
+        operator = item.get("operator") if isinstance(item, Mapping) else None
+        if isinstance(operator, str) and operator not in OPERATORS:
+            # Said first: the arguments an unknown operator lacks are no problem of their own.
+            known = ", ".join(sorted(OPERATORS))
+            raise ValidationError(
+                {
+                    "variant_expectations": f"Expectation {index}: "
+                    + UNKNOWN_OPERATOR.format(operator=operator, known=known)
+                }
+            )
         try:
             expectation = VariantExpectation.model_validate(item)
         except (PydanticValidationError, ValueError, KeyError, TypeError) as exc:

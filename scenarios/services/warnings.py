@@ -23,23 +23,29 @@ def candidate_warnings(
     """What in one candidate (the compiler's JSON) the catalogue and contract do not know."""
     prefix: tuple[str | int, ...] = ("candidates", index) if index is not None else ()
     found = []
+    candidate_id = data.get("id") if isinstance(data.get("id"), str) else None
 
     def warn(loc: tuple[str | int, ...], message: str, value: str) -> None:
         found.append(
             compiling.CorpusProblem(
-                loc=(*prefix, *loc), msg=message.format(value=value), candidate_id=data.get("id")
+                loc=(*prefix, *loc), msg=message.format(value=value), candidate_id=candidate_id
             )
         )
 
+    # `data` may be a candidate that did not validate: a value of the wrong type is its own
+    # problem, not a warning.
     value = data.get("evidence_class")
-    if value in known.retired_classes:
+    if not isinstance(value, str) or not value:
+        pass
+    elif value in known.retired_classes:
         warn(("evidence_class",), RETIRED_CLASS, value)
     elif value not in known.evidence_classes:
         warn(("evidence_class",), UNKNOWN_CLASS, value)
     if known.has_contract:
         for field in ("supports", "contradicts"):
-            for position, key in enumerate(data.get(field, ())):
-                if key not in known.propositions:
+            keys = data.get(field, ())
+            for position, key in enumerate(keys if isinstance(keys, list | tuple) else ()):
+                if isinstance(key, str) and key not in known.propositions:
                     warn((field, position), UNKNOWN_PROPOSITION, key)
     return found
 

@@ -122,3 +122,31 @@ def test_the_cli_reports_a_large_pool_s_problems_at_the_caller_s_indices(
     assert main(["compile", "--json", str(path)]) == 2
     errors = json.loads(capsys.readouterr().out)["errors"]
     assert [e["loc"] for e in errors] == [["candidates", 1, "tokens"]]  # reversed: 5 is at 1
+
+
+# --------------------------------------------------------------------------- names given twice
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "where"),
+    [
+        ('{"a": 1, "a": 2}', '"a"', "line 1 column 10"),
+        ('{"c": [{"id": "x",\n  "id": "y"}]}', '"id"', "line 2 column 3"),
+        ('{"c": [{"id": "x", "\\u0069d": "y"}]}', '"id"', "line 1 column 20"),
+    ],
+)
+def test_a_name_given_twice_in_one_object_is_refused_where_it_repeats(text, name, where):
+    from compiler.errors import InvalidInput
+    from compiler.jsonio import parse_json
+
+    with pytest.raises(InvalidInput) as caught:
+        parse_json(text)
+    (error,) = caught.value.errors
+    assert error["msg"].startswith(f"the name {name} is given twice in one object, at {where}")
+
+
+def test_equal_names_in_different_objects_or_inside_strings_are_no_repeat():
+    from compiler.jsonio import parse_json
+
+    text = '{"a": {"b": 1, "c": [{"b": 2}, {"b": 3}]}, "b": "a: \\"b\\":", "d": ["a", "a"]}'
+    assert parse_json(text)["a"]["c"] == [{"b": 2}, {"b": 3}]

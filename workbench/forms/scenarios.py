@@ -47,6 +47,7 @@ UPLOAD_TOO_LARGE = (
     "This file is {size}; corpora of at most {limit} are accepted "
     "(the CORPUS_UPLOAD_MAX_BYTES setting)."
 )
+NO_ROLES = "Give at least one role the principal holds, separated by commas."
 UNREADABLE = "This cannot be imported: {problem}"
 
 
@@ -260,7 +261,11 @@ class ScenarioForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.none())
     principal = forms.CharField(max_length=120)
-    roles = ListField(help_text="Comma-separated.")
+    roles = ListField(
+        required=True,
+        help_text="Comma-separated.",
+        error_messages={"required": NO_ROLES},
+    )
     purpose = forms.CharField(max_length=120)
     entity = forms.CharField(max_length=200, help_text="An id or an alias from the directory.")
     decision_date = IsoDateField()

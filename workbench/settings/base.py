@@ -56,6 +56,10 @@ INSTALLED_APPS = [
 # The largest corpus file the import page accepts (bytes); a larger upload is refused before
 # it is read. `import_fixtures` and `python -m compiler` read files without this cap.
 CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", 5 * 1024 * 1024))
+# A form's fields (a file aside) may total this much: a corpus pasted instead of uploaded is
+# then refused by the import form itself, with the same cap and message as a file, and the
+# form kept; a larger post gets the form back with a 413 (`workbench.middleware`).
+DATA_UPLOAD_MAX_MEMORY_SIZE = CORPUS_UPLOAD_MAX_BYTES + 256 * 1024
 
 # Suite runs go to a database queue that `manage.py db_worker` (started by `make run`) drains.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -86,6 +90,8 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before the CSRF check, which is the first to read a form's fields.
+    "workbench.middleware.RequestTooLargeMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "workbench.middleware.LoginRequiredMiddleware",
