@@ -112,12 +112,11 @@ def test_the_exported_key_set_says_when_each_key_was_registered(dora_key):
 def test_importing_a_bundle_signed_before_its_keys_were_registered_is_refused(make_user):
     from compiler.bundle import BundleInvalid, Problem
     from compiler.keys import public_key_pem
+    from contracts import roles
     from contracts.models import DecisionType, SigningKey
     from publishing import signing
     from publishing.review.importing import bundle_import
     from tests.compiler.pharmacy_bundle import INES, TOMAS, bundle
-
-    from contracts import roles
 
     registered = {}
     # A publisher who may create decision types here and a site-wide reviewer: who may sign a
