@@ -186,3 +186,20 @@ def test_an_archived_candidate_leaves_the_corpus_and_the_compile_and_comes_back(
     assert "INSPECTION-22" in {c.id for c in document.candidates}
     assert AuditEvent.objects.filter(action="corpus.candidate_archived").count() == 1
     assert AuditEvent.objects.filter(action="corpus.candidate_restored").count() == 1
+
+
+def test_the_impact_report_leaves_archived_scenarios_out(occupancy, flat, owner):
+    from publishing.impact.report import impact_report
+
+    version = occupancy.versions.get()
+    spare = services.scenario_clone(actor=owner, scenario=flat)
+
+    def reported():
+        return {
+            str(entry.get("name", entry.get("scenario")))
+            for entry in impact_report(version).scenarios
+        }
+
+    assert reported() == {flat.name, spare.name}
+    services.scenario_archive(actor=owner, scenario=flat)
+    assert reported() == {spare.name}

@@ -34,22 +34,19 @@ def _act(request: HttpRequest, action: Callable[[], Any], done: str, name: str) 
     return True
 
 
-@require_POST
-def scenario_archive(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
-    _require_edit(request, scenario.decision_type)
-    act = lambda: services.scenario_archive(actor=request.user, scenario=scenario)  # noqa: E731
-    _act(request, act, ARCHIVED, scenario.name)
-    return redirect("scenarios:suite", key=key)
+def _scenario_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
+    @require_POST
+    def view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+        scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+        _require_edit(request, scenario.decision_type)
+        _act(request, lambda: service(actor=request.user, scenario=scenario), done, scenario.name)
+        return redirect("scenarios:suite", key=key)
+
+    return view
 
 
-@require_POST
-def scenario_restore(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
-    _require_edit(request, scenario.decision_type)
-    act = lambda: services.scenario_restore(actor=request.user, scenario=scenario)  # noqa: E731
-    _act(request, act, RESTORED, scenario.name)
-    return redirect("scenarios:suite", key=key)
+scenario_archive = _scenario_toggle(services.scenario_archive, ARCHIVED)
+scenario_restore = _scenario_toggle(services.scenario_restore, RESTORED)
 
 
 @require_POST
@@ -66,23 +63,20 @@ def scenario_clone(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     return redirect("scenarios:scenario_edit", key=key, pk=copy.pk)
 
 
-@require_POST
-def corpus_archive(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
-    _require_edit(request, corpus.decision_type)
-    act = lambda: services.corpus_archive(actor=request.user, corpus=corpus)  # noqa: E731
-    if _act(request, act, ARCHIVED, corpus.name):
-        return redirect("scenarios:suite", key=key)
-    return redirect("scenarios:corpus_detail", key=key, pk=pk)
+def _corpus_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
+    @require_POST
+    def view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+        corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+        _require_edit(request, corpus.decision_type)
+        if _act(request, lambda: service(actor=request.user, corpus=corpus), done, corpus.name):
+            return redirect("scenarios:suite", key=key)
+        return redirect("scenarios:corpus_detail", key=key, pk=pk)
+
+    return view
 
 
-@require_POST
-def corpus_restore(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
-    _require_edit(request, corpus.decision_type)
-    act = lambda: services.corpus_restore(actor=request.user, corpus=corpus)  # noqa: E731
-    _act(request, act, RESTORED, corpus.name)
-    return redirect("scenarios:suite", key=key)
+corpus_archive = _corpus_toggle(services.corpus_archive, ARCHIVED)
+corpus_restore = _corpus_toggle(services.corpus_restore, RESTORED)
 
 
 def _candidate(request: HttpRequest, key: str, pk: int, candidate_id: str) -> CorpusCandidate:
@@ -94,17 +88,16 @@ def _candidate(request: HttpRequest, key: str, pk: int, candidate_id: str) -> Co
     return candidate
 
 
-@require_POST
-def candidate_archive(request: HttpRequest, key: str, pk: int, candidate_id: str) -> HttpResponse:
-    candidate = _candidate(request, key, pk, candidate_id)
-    act = lambda: services.candidate_archive(actor=request.user, candidate=candidate)  # noqa: E731
-    _act(request, act, ARCHIVED, candidate.candidate_id)
-    return redirect("scenarios:corpus_detail", key=key, pk=pk)
+def _candidate_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
+    @require_POST
+    def view(request: HttpRequest, key: str, pk: int, candidate_id: str) -> HttpResponse:
+        candidate = _candidate(request, key, pk, candidate_id)
+        act = lambda: service(actor=request.user, candidate=candidate)  # noqa: E731
+        _act(request, act, done, candidate.candidate_id)
+        return redirect("scenarios:corpus_detail", key=key, pk=pk)
+
+    return view
 
 
-@require_POST
-def candidate_restore(request: HttpRequest, key: str, pk: int, candidate_id: str) -> HttpResponse:
-    candidate = _candidate(request, key, pk, candidate_id)
-    act = lambda: services.candidate_restore(actor=request.user, candidate=candidate)  # noqa: E731
-    _act(request, act, RESTORED, candidate.candidate_id)
-    return redirect("scenarios:corpus_detail", key=key, pk=pk)
+candidate_archive = _candidate_toggle(services.candidate_archive, ARCHIVED)
+candidate_restore = _candidate_toggle(services.candidate_restore, RESTORED)
