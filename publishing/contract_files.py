@@ -20,13 +20,14 @@ from typing import Any
 
 import yaml
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
 
 from compiler.contract_tests import FORMAT as TESTS_FORMAT
 from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import DecisionType, SourceClass
 from scenarios import expectations
-from scenarios.models import Corpus, Scenario
+from scenarios.models import Corpus, CorpusCandidate, Scenario
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -68,14 +69,19 @@ def export_files(decision_type: DecisionType) -> dict[str, str]:
             {"format": TESTS_FORMAT, "contract": contract, "source_classes": classes},
         )
     }
-    for corpus in Corpus.objects.filter(decision_type=decision_type).prefetch_related("candidates"):
+    live_candidates = Prefetch("candidates", queryset=CorpusCandidate.objects.live())
+    for corpus in (
+        Corpus.objects.live().filter(decision_type=decision_type).prefetch_related(live_candidates)
+    ):
         files[f"corpora/{file_stem(corpus.name)}.yaml"] = _yaml(
             f"Fixture corpus '{corpus.name}'",
             {"description": corpus.description, "directory": corpus.directory,
              "candidates": [c.data for c in corpus.candidates.all()]},
         )  # fmt: skip
-    for scenario in Scenario.objects.filter(decision_type=decision_type).select_related(
-        "decision_type", "corpus"
+    for scenario in (
+        Scenario.objects.live()
+        .filter(decision_type=decision_type)
+        .select_related("decision_type", "corpus")
     ):
         files[f"scenarios/{file_stem(scenario.name)}.yaml"] = _yaml(
             f"Scenario '{scenario.name}'", {"name": scenario.name, **_scenario_state(scenario)}

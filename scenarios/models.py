@@ -33,7 +33,41 @@ from .run_state import RunProgress, RunStatus
 SLOT_STATES: tuple[str, ...] = (*(state.value for state in SlotState), REFUSED)
 
 
-class Corpus(models.Model):
+class ArchivableQuerySet(models.QuerySet):
+    """`live()` is what lists, suite runs, impact reports, exports and strength runs see;
+    `archived()` the rows an owner archived (kept for audit and for the runs that used them,
+    restorable)."""
+
+    def live(self) -> ArchivableQuerySet:
+        return self.filter(archived_at__isnull=True)
+
+    def archived(self) -> ArchivableQuerySet:
+        return self.filter(archived_at__isnull=False)
+
+
+class Archivable(models.Model):
+    """Nothing made by mistake is deleted: it is archived, by whom and when."""
+
+    archived_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    archived_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    objects = ArchivableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
+
+
+class Corpus(Archivable):
     """A named pool of candidates for one decision type, with its entity/role directory."""
 
     decision_type = models.ForeignKey(
@@ -60,7 +94,7 @@ class Corpus(models.Model):
         return f"{self.decision_type.key}: {self.name}"
 
 
-class CorpusCandidate(models.Model):
+class CorpusCandidate(Archivable):
     """One candidate, stored as the compiler's JSON (defaults left out) under its id."""
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="candidates")
@@ -83,7 +117,7 @@ class CorpusCandidate(models.Model):
         return self.candidate_id
 
 
-class Scenario(models.Model):
+class Scenario(Archivable):
     """A stored request over one corpus, with the slot states it is expected to produce."""
 
     decision_type = models.ForeignKey(

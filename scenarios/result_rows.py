@@ -19,7 +19,7 @@ from .models import Corpus, CorpusCandidate, Scenario, SuiteRun
 def _corpus_models(ids: set[int]) -> dict[int, compiling.CorpusModels]:
     directories = dict(Corpus.objects.filter(pk__in=ids).values_list("pk", "directory"))
     rows: dict[int, list[dict[str, Any]]] = {pk: [] for pk in ids}
-    candidates = CorpusCandidate.objects.filter(corpus_id__in=ids).order_by("position", "id")
+    candidates = CorpusCandidate.objects.live().filter(corpus_id__in=ids).order_by("position", "id")
     for corpus_id, data in candidates.values_list("corpus_id", "data"):
         rows[corpus_id].append(data)
     return {pk: compiling.CorpusModels.build(directories[pk], rows[pk]) for pk in ids}

@@ -327,6 +327,8 @@ def _compile_chunk(
     scenarios = run.decision_type.scenarios.all()
     if run.scenario_id is not None:
         scenarios = scenarios.filter(pk=run.scenario_id)
+    else:  # a suite run compiles the live scenarios (archived ones are kept, not run)
+        scenarios = scenarios.live()
     ordered = scenarios.order_by("position", "name", "id")
     mine = list(ordered[chunk.first : chunk.first + chunk.count])
     totals = _new_totals()

@@ -113,7 +113,7 @@ def _cases(run: MutationRun, contract: Contract) -> tuple[list[Any], list[dict[s
     built as a suite run builds it, and its expectations), in suite order; and the scenarios
     the compiler cannot read, with why."""
     scenarios: Sequence[Scenario] = list(
-        run.version.decision_type.scenarios.order_by("position", "name", "id")
+        run.version.decision_type.scenarios.live().order_by("position", "name", "id")
     )
     corpora = _corpus_models({s.corpus_id for s in scenarios})
     cases, skipped = [], []

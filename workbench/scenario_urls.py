@@ -6,7 +6,7 @@ from urllib.parse import quote, unquote
 
 from django.urls import path, register_converter
 
-from .views import corpora, runs, scenario_pages
+from .views import archive, corpora, runs, scenario_pages
 
 app_name = "scenarios"
 
@@ -49,7 +49,22 @@ urlpatterns = [
         corpora.candidate_edit,
         name="candidate_edit",
     ),
+    path(corpus + "archive/", archive.corpus_archive, name="corpus_archive"),
+    path(corpus + "restore/", archive.corpus_restore, name="corpus_restore"),
+    path(
+        corpus + "candidates/<anystring:candidate_id>/archive/",
+        archive.candidate_archive,
+        name="candidate_archive",
+    ),
+    path(
+        corpus + "candidates/<anystring:candidate_id>/restore/",
+        archive.candidate_restore,
+        name="candidate_restore",
+    ),
     path("<str:key>/scenarios/new/", scenario_pages.scenario_edit, name="scenario_create"),
+    path(scenario + "archive/", archive.scenario_archive, name="scenario_archive"),
+    path(scenario + "restore/", archive.scenario_restore, name="scenario_restore"),
+    path(scenario + "clone/", archive.scenario_clone, name="scenario_clone"),
     path(scenario, scenario_pages.scenario_detail, name="scenario_detail"),
     path(scenario + "edit/", scenario_pages.scenario_edit, name="scenario_edit"),
     path(

@@ -126,7 +126,8 @@ def impact_report(version: ContractVersion) -> ImpactReport:
     changes = contract_changes(published_json, draft_json)
 
     scenarios = list(
-        Scenario.objects.filter(decision_type=version.decision_type)
+        Scenario.objects.live()
+        .filter(decision_type=version.decision_type)
         .select_related("decision_type")
         .order_by("position", "name", "id")
     )
@@ -352,7 +353,9 @@ def _corpora(corpus_ids: set[int]) -> tuple[dict[int, Any], dict[int, str]]:
 
     directories = dict(Corpus.objects.filter(pk__in=corpus_ids).values_list("pk", "directory"))
     rows: dict[int, list[Any]] = {pk: [] for pk in corpus_ids}
-    candidates = CorpusCandidate.objects.filter(corpus_id__in=corpus_ids).order_by("position", "id")
+    candidates = (
+        CorpusCandidate.objects.live().filter(corpus_id__in=corpus_ids).order_by("position", "id")
+    )
     for corpus_id, data in candidates.values_list("corpus_id", "data"):
         rows[corpus_id].append(data)
     corpora = {pk: compiling.CorpusModels.build(directories[pk], rows[pk]) for pk in corpus_ids}

@@ -87,13 +87,14 @@ def inputs_sha256(version: ContractVersion) -> str:
     draft = compiled_contract(version).model_dump(mode="json")
     baseline = baseline_version(version)
     published = compiled_contract(baseline).model_dump(mode="json") if baseline else None
-    scenarios = Scenario.objects.filter(decision_type_id=version.decision_type_id)
+    scenarios = Scenario.objects.live().filter(decision_type_id=version.decision_type_id)
     scenario_rows = scenarios.order_by("position", "name", "id").values_list(
         "id", "corpus_id", *SCENARIO_FIELDS
     )
     corpus_ids = scenarios.values("corpus_id")
     candidates = (
-        CorpusCandidate.objects.filter(corpus_id__in=corpus_ids)
+        CorpusCandidate.objects.live()
+        .filter(corpus_id__in=corpus_ids)
         .order_by("corpus_id", "position", "id")
         .values_list("corpus_id", "data")
     )

@@ -73,12 +73,15 @@ def _scenarios(version: ContractVersion, propositions: set[str]) -> list[dict[st
     from scenarios.models import CorpusCandidate, Scenario
 
     scenarios = list(
-        Scenario.objects.filter(decision_type=version.decision_type)
+        Scenario.objects.live()
+        .filter(decision_type=version.decision_type)
         .select_related("decision_type", "corpus")
         .order_by("name")
     )
     candidates: dict[int, list[dict[str, Any]]] = {s.corpus_id: [] for s in scenarios}
-    rows = CorpusCandidate.objects.filter(corpus_id__in=candidates).order_by("position", "id")
+    rows = (
+        CorpusCandidate.objects.live().filter(corpus_id__in=candidates).order_by("position", "id")
+    )
     for corpus_id, data in rows.values_list("corpus_id", "data"):
         candidates[corpus_id].append(data)
     return [

@@ -112,7 +112,7 @@ def review_warnings(version: ContractVersion) -> list[str]:
     from scenarios.models import Scenario
 
     found = [f.message for f in lint.warnings(version_lint(version))]
-    if not Scenario.objects.filter(decision_type_id=version.decision_type_id).exists():
+    if not Scenario.objects.live().filter(decision_type_id=version.decision_type_id).exists():
         found.append(NO_SCENARIO)
     return found
 

@@ -28,6 +28,8 @@ from .matrix import (
     run_totals,
 )
 from .objects import (
+    archived_corpora,
+    archived_scenarios,
     corpora,
     corpus_export,
     corpus_for_user,
@@ -63,6 +65,8 @@ from .strength import (
 from .verdicts import LEGEND, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
+    "archived_corpora",
+    "archived_scenarios",
     "StrengthPanel",
     "latest_mutation_run",
     "mutation_run_of",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from contracts import selectors as contract_selectors
@@ -23,18 +23,32 @@ def decision_types_with_counts(*, user: User) -> QuerySet[DecisionType]:
     return (
         contract_selectors.decision_types_for_user(user=user)
         .annotate(
-            scenario_count=Count("scenarios", distinct=True),
-            corpus_count=Count("corpora", distinct=True),
+            scenario_count=Count(
+                "scenarios", filter=Q(scenarios__archived_at__isnull=True), distinct=True
+            ),
+            corpus_count=Count(
+                "corpora", filter=Q(corpora__archived_at__isnull=True), distinct=True
+            ),
         )
         .order_by("key")
     )
 
 
-def corpora(*, decision_type: DecisionType) -> QuerySet[Corpus]:
-    """The type's corpora with their sizes (`size`) and how many scenarios use them."""
-    return decision_type.corpora.order_by("name").annotate(
-        size=Count("candidates", distinct=True), used_by=Count("scenarios", distinct=True)
+def _corpora_listed(queryset: QuerySet[Corpus]) -> QuerySet[Corpus]:
+    return queryset.order_by("name").annotate(
+        size=Count("candidates", filter=Q(candidates__archived_at__isnull=True), distinct=True),
+        used_by=Count("scenarios", filter=Q(scenarios__archived_at__isnull=True), distinct=True),
     )
+
+
+def corpora(*, decision_type: DecisionType) -> QuerySet[Corpus]:
+    """The type's live corpora with their sizes (`size`, live candidates) and how many live
+    scenarios use them."""
+    return _corpora_listed(decision_type.corpora.live())
+
+
+def archived_corpora(*, decision_type: DecisionType) -> QuerySet[Corpus]:
+    return _corpora_listed(decision_type.corpora.archived())
 
 
 def corpus_for_user(*, user: User, key: str, pk: int) -> Corpus:
@@ -46,7 +60,18 @@ def corpus_for_user(*, user: User, key: str, pk: int) -> Corpus:
 
 
 def scenarios(*, decision_type: DecisionType) -> QuerySet[Scenario]:
-    return decision_type.scenarios.select_related("corpus").order_by("position", "name", "id")
+    """The live scenarios, in suite order (what a suite run compiles)."""
+    return (
+        decision_type.scenarios.live().select_related("corpus").order_by("position", "name", "id")
+    )
+
+
+def archived_scenarios(*, decision_type: DecisionType) -> QuerySet[Scenario]:
+    return (
+        decision_type.scenarios.archived()
+        .select_related("corpus", "archived_by")
+        .order_by("position", "name", "id")
+    )
 
 
 def scenario_for_user(*, user: User, key: str, pk: int) -> Scenario:
@@ -100,5 +125,5 @@ def published_version(*, decision_type: DecisionType) -> ContractVersion | None:
 def corpus_export(*, corpus: Corpus) -> dict[str, Any]:
     return compiling.corpus_document(
         corpus.directory,
-        corpus.candidates.order_by("position", "id").values_list("data", flat=True),
+        corpus.candidates.live().order_by("position", "id").values_list("data", flat=True),
     )

@@ -19,7 +19,7 @@ def scenario_document(*, scenario: Scenario, version: ContractVersion) -> Compil
     corpus = scenario.corpus
     models = compiling.CorpusModels.build(
         corpus.directory,
-        corpus.candidates.order_by("position", "id").values_list("data", flat=True),
+        corpus.candidates.live().order_by("position", "id").values_list("data", flat=True),
     )
     return compiling.scenario_input(scenario.request_document(), compiled_contract(version), models)
 

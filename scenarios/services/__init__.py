@@ -14,10 +14,11 @@ and changes nothing, otherwise the change is applied and the counter incremented
 still increments the counter, so every open form goes stale.
 
 One module per concern, re-exported here (callers write `from scenarios import services`):
-`base` (permissions, the lock check), `corpora` (the corpus loader, import), `candidates`
-(one candidate's edit), `warnings` (values the workbench does not know), `scenarios`
-(scenarios and their expectations), `retention` (pruning old runs), `runs` (start,
-requeue; the compiling is `scenarios.runner`'s) and `strength` (suite-strength runs and
+`base` (permissions, the lock check), `archive` (archiving and restoring scenarios, corpora
+and candidates instead of deleting them; cloning a scenario), `corpora` (the corpus loader,
+import), `candidates` (one candidate's edit), `warnings` (values the workbench does not
+know), `scenarios` (scenarios and their expectations), `retention` (pruning old runs), `runs`
+(start, requeue; the compiling is `scenarios.runner`'s) and `strength` (suite-strength runs and
 adding the scenario a surviving mutant asks for; the computing is
 `scenarios.strength_runner`'s).
 """
@@ -31,6 +32,17 @@ from scenarios.audit import Action
 from scenarios.models import SLOT_STATES
 from scenarios.runner import RunSuperseded, run_execute
 
+from .archive import (
+    CORPUS_ARCHIVED,
+    CORPUS_IN_USE,
+    candidate_archive,
+    candidate_restore,
+    corpus_archive,
+    corpus_restore,
+    scenario_archive,
+    scenario_clone,
+    scenario_restore,
+)
 from .base import NOT_ALLOWED, can_edit, can_run
 from .candidates import (
     CANDIDATE_IN_USE,
@@ -96,6 +108,15 @@ from .warnings import (
 )
 
 __all__ = [
+    "CORPUS_ARCHIVED",
+    "CORPUS_IN_USE",
+    "candidate_archive",
+    "candidate_restore",
+    "corpus_archive",
+    "corpus_restore",
+    "scenario_archive",
+    "scenario_clone",
+    "scenario_restore",
     "ALREADY_ADDED",
     "NO_PROPOSAL",
     "NO_SUCH_MUTANT",

@@ -71,7 +71,7 @@ def _run_create(
         raise PermissionDenied(NOT_ALLOWED)
     if scenario is not None and scenario.decision_type_id != decision_type.pk:
         raise ValidationError({"version": WRONG_VERSION})
-    total = 1 if scenario is not None else decision_type.scenarios.count()
+    total = 1 if scenario is not None else decision_type.scenarios.live().count()
     if total == 0:
         raise ValidationError(NO_SCENARIOS)
     run = SuiteRun.objects.create(

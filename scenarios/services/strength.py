@@ -78,7 +78,7 @@ def mutation_run_start(*, actor: Actor, version: ContractVersion) -> MutationRun
     active = version.mutation_runs.filter(status__in=MutationRun.ACTIVE).first()
     if active is not None:
         raise ValidationError(STRENGTH_ALREADY_ACTIVE.format(number=version.number, pk=active.pk))
-    count = decision_type.scenarios.count()
+    count = decision_type.scenarios.live().count()
     if count == 0:
         raise ValidationError(NO_SCENARIOS)
     run = MutationRun.objects.create(
@@ -259,7 +259,7 @@ def _proposal_corpus(
 def _holds_pool(corpus: Corpus, proposal: Mapping[str, Any]) -> bool:
     """Whether the corpus holds the proposal's directory and candidates, as the compiler
     reads them (the corpus may have been edited since the run)."""
-    rows = corpus.candidates.order_by("position", "id").values_list("data", flat=True)
+    rows = corpus.candidates.live().order_by("position", "id").values_list("data", flat=True)
     try:
         stored = compiling.CorpusModels.build(corpus.directory, rows)
         proposed = compiling.CorpusModels.build(

@@ -50,6 +50,11 @@
   }
 
   async function createKey(form) {
+    const confirm = form.querySelector("[data-retire-confirm]");
+    if (confirm && !confirm.checked) {
+      // Generating first would overwrite this browser's current key before anyone agreed.
+      throw new Error("Tick the box first: a new key retires your current one.");
+    }
     const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"]);
     await stored(pair);
     const spki = await crypto.subtle.exportKey("spki", pair.publicKey);

@@ -26,8 +26,7 @@ def test_owner_edits_and_the_panels_follow_without_a_reload(live_server, new_pag
     page.get_by_text("Add a proposition").click()
     form = page.locator("#add-proposition")
     form.get_by_label("Key").fill("hard_stop")
-    form.get_by_label(re.compile(r"committee_record —")).check()
-    form.get_by_label(re.compile(r"case_note —")).check()
+    form.get_by_label("Accepted classes, by precedence").fill("case_note, committee_record")
     form.get_by_role("button", name="Add proposition").click()
 
     row = page.locator('tr[data-key="hard_stop"]')
@@ -38,7 +37,7 @@ def test_owner_edits_and_the_panels_follow_without_a_reload(live_server, new_pag
     preview = page.locator("#preview pre")
     expect(preview).to_contain_text('"hard_stop"')
 
-    # Checked classes arrive in catalogue order; give the committee record precedence.
+    # Classes keep the order typed; give the committee record precedence.
     expect(row.locator("li[data-class]").first).to_have_attribute("data-class", "case_note")
     row.get_by_role("button", name="Raise committee_record precedence for hard_stop").click()
     expect(row.locator("li[data-class]").first).to_have_attribute("data-class", "committee_record")

@@ -15,6 +15,7 @@ from django.urls import reverse
 from contracts import roles, services
 from contracts.models import Approval, ContractVersion
 from publishing import review
+from workbench.views import keys as keys_views
 from workbench.views import review as review_views
 
 pytestmark = pytest.mark.django_db
@@ -203,11 +204,29 @@ def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(keys, m
     assert mine.origin == "cli" and not mine.private_key_encrypted
     # The same key again is refused; a new one rotates the first out (kept, retired).
     response = client.post(
-        reverse("signing_key_create"), {"public_key": first, "origin": "cli"}, follow=True
+        reverse("signing_key_create"),
+        {"public_key": first, "origin": "cli", "retire_current": mine.key_id},
+        follow=True,
     )
     assert signing.KEY_REGISTERED.format(key_id=mine.key_id) in response.content.decode()
     second = (write_key_files(tmp_path / "two", "nia")[1]).read_text()
-    client.post(reverse("signing_key_create"), {"public_key": second, "origin": "browser"})
+    # Replacing asks first: the page offers the tick box naming the key it retires, and a
+    # post without it (or naming another key) registers nothing and says why.
+    page = client.get(reverse("signing_keys")).content.decode()
+    assert f'name="retire_current" value="{mine.key_id}"' in page
+    for confirm in ({}, {"retire_current": "0123456789abcdef"}):
+        response = client.post(
+            reverse("signing_key_create"),
+            {"public_key": second, "origin": "browser", **confirm},
+            follow=True,
+        )
+        refused = keys_views.KEY_RETIRE_UNCONFIRMED.format(key_id=mine.key_id)
+        assert html.escape(refused) in response.content.decode()
+        assert newcomer.signing_keys.count() == 1 and signing.signing_key(newcomer) == mine
+    client.post(
+        reverse("signing_key_create"),
+        {"public_key": second, "origin": "browser", "retire_current": mine.key_id},
+    )
     assert newcomer.signing_keys.count() == 2
     current = signing.signing_key(newcomer)
     assert current.origin == "browser" and current.key_id != mine.key_id

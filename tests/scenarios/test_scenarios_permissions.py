@@ -39,6 +39,15 @@ ROUTES: dict[str, tuple[str, set[str], int]] = {
     "run_report": ("read", {"GET"}, 200),
     "result_packet": ("read", {"GET"}, 200),
     "result_diff": ("read", {"GET"}, 200),
+    # Archive, restore, clone: owners only, POST only; each answers with a redirect (done or
+    # refused with a message).
+    "scenario_archive": ("write", {"POST"}, 302),
+    "scenario_restore": ("write", {"POST"}, 302),
+    "scenario_clone": ("write", {"POST"}, 302),
+    "corpus_archive": ("write", {"POST"}, 302),
+    "corpus_restore": ("write", {"POST"}, 302),
+    "candidate_archive": ("write", {"POST"}, 302),
+    "candidate_restore": ("write", {"POST"}, 302),
 }
 
 
@@ -96,6 +105,13 @@ def test_walk(client, everyone, finished_run, corpus, scenario, person, method):
         "run_report": {"pk": finished_run.pk},
         "result_packet": {"run_pk": finished_run.pk, "pk": result.pk},
         "result_diff": {"run_pk": finished_run.pk, "pk": result.pk},
+        "scenario_archive": {"pk": scenario.pk},
+        "scenario_restore": {"pk": scenario.pk},
+        "scenario_clone": {"pk": scenario.pk},
+        "corpus_archive": {"pk": corpus.pk},
+        "corpus_restore": {"pk": corpus.pk},
+        "candidate_archive": {"pk": corpus.pk, "candidate_id": "facility-F102"},
+        "candidate_restore": {"pk": corpus.pk, "candidate_id": "facility-F102"},
     }
     if person != "anonymous":
         client.force_login(everyone[person])

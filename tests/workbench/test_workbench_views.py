@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -160,7 +161,7 @@ def test_htmx_add_returns_the_editor_and_announces_the_change(as_owner, draft):
         {
             "lock_version": draft.lock_version,
             "key": "hard_stop",
-            "accepted_classes": ["committee_record", "approved_waiver"],
+            "accepted_classes": "committee_record, approved_waiver",
             "required": "on",
             "max_items": 1,
         },
@@ -290,6 +291,54 @@ def test_accepted_classes_reordered_added_and_removed(as_owner, draft):
     ]
     lint = as_owner.get(version_url(draft, "version_lint"), headers=HTMX).content.decode()
     assert 'data-code="weak_class_accepted"' in lint
+
+
+def test_add_proposition_keeps_the_precedence_the_owner_gives(as_owner, draft):
+    """Not alphabetical, not catalogue order: the order typed is the precedence stored."""
+    from workbench.forms import CLASS_LISTED_TWICE, UNAVAILABLE_CLASSES
+
+    def add(key, classes):
+        draft.refresh_from_db()
+        return as_owner.post(
+            version_url(draft, "proposition_add"),
+            {"lock_version": draft.lock_version, "key": key, "max_items": 1,
+             "accepted_classes": classes},
+            headers=HTMX,
+        )  # fmt: skip
+
+    add("keel_clear", "committee_record, case_note\napproved_waiver")
+    assert draft.propositions.get(key="keel_clear").accepted_classes == [
+        "committee_record",
+        "case_note",
+        "approved_waiver",
+    ]
+    page = as_owner.get(version_url(draft)).content.decode()
+    assert "Accepted classes, by precedence" in page
+    # A class not offered, or one given twice, is named on the field and nothing is added.
+    for classes, message in (
+        ("case_note, hull_survey", UNAVAILABLE_CLASSES.format(keys="hull_survey")),
+        ("case_note, committee_record, case_note", CLASS_LISTED_TWICE.format(keys="case_note")),
+    ):
+        response = add("mast_sound", classes)
+        assert html.escape(message) in response.content.decode()
+        assert not draft.propositions.filter(key="mast_sound").exists()
+
+
+def test_accept_another_class_starts_empty_and_refuses_an_empty_choice(as_owner, draft):
+    from workbench.forms import CHOOSE_A_CLASS
+
+    page = as_owner.get(version_url(draft)).content.decode()
+    select = re.search(r'<select id="accept-\d+" name="class_key" required>\s*<option[^>]*>', page)
+    assert select and select.group(0).endswith('<option value="">')
+    before = draft.propositions.get(key="waiver_valid").accepted_classes
+    draft.refresh_from_db()
+    response = as_owner.post(
+        proposition_url(draft, "accepted_class_add", "waiver_valid"),
+        {"lock_version": draft.lock_version, "class_key": ""},
+        headers=HTMX,
+    )
+    assert CHOOSE_A_CLASS in response.content.decode()
+    assert draft.propositions.get(key="waiver_valid").accepted_classes == before
 
 
 def test_settings_update_and_inline_errors(as_owner, draft):

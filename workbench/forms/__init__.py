@@ -17,6 +17,11 @@ from contracts.roles import Role
 
 from .fields import ListField, LockForm, LockVersionField
 
+# Messages tests assert on.
+UNAVAILABLE_CLASSES = "Not an available source class: {keys}."
+CLASS_LISTED_TWICE = "Listed twice: {keys}. Give each class once, in precedence order."
+CHOOSE_A_CLASS = "Choose a class to accept."
+
 DIRECTION_CHOICES = [("up", "Up"), ("down", "Down")]
 
 
@@ -95,24 +100,39 @@ class PropositionForm(LockForm):
 
 
 class PropositionAddForm(PropositionForm):
-    accepted_classes = forms.MultipleChoiceField(
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        help_text="Checked classes are accepted in this order; reorder them after adding.",
+    # Typed, not ticked: tick boxes post in the page's (alphabetical) order, and the order
+    # here is the proposition's precedence.
+    accepted_classes = ListField(
+        label="Accepted classes, by precedence",
+        help_text="Highest precedence first, comma-separated.",
     )
     id_pattern = "add_%s"
 
     def __init__(self, *args, class_choices: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["accepted_classes"].choices = class_choices
+        self.class_choices = dict(class_choices)
+        field = self.fields["accepted_classes"]
+        if class_choices:
+            field.help_text += " Available: " + ", ".join(self.class_choices) + "."
+
+    def clean_accepted_classes(self) -> list[str]:
+        classes = self.cleaned_data["accepted_classes"]
+        unknown = [key for key in classes if key not in self.class_choices]
+        if unknown:
+            raise forms.ValidationError(UNAVAILABLE_CLASSES.format(keys=", ".join(unknown)))
+        twice = [key for i, key in enumerate(classes) if key in classes[:i]]
+        if twice:
+            raise forms.ValidationError(CLASS_LISTED_TWICE.format(keys=", ".join(twice)))
+        return classes
 
 
 class AcceptedClassForm(LockForm):
-    class_key = forms.ChoiceField(label="Accept class")
+    class_key = forms.ChoiceField(label="Accept class", error_messages={"required": CHOOSE_A_CLASS})
 
     def __init__(self, *args, class_choices: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["class_key"].choices = class_choices
+        # An empty first option: one click on Accept must not add whichever class sorts first.
+        self.fields["class_key"].choices = [("", "choose a class…"), *class_choices]
 
 
 class AcceptedClassMoveForm(MoveForm):

@@ -302,7 +302,7 @@ class ScenarioForm(forms.Form):
 
     def __init__(self, *args: Any, decision_type: Any, propositions: list[str], **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["corpus"].queryset = decision_type.corpora.order_by("name")
+        self.fields["corpus"].queryset = decision_type.corpora.live().order_by("name")
         self.propositions = propositions
         choices = [(NOT_CHECKED, "not checked"), *((s, s) for s in SLOT_STATES)]
         self.fields["expected_blocking"].choices = [(key, key) for key in propositions]

@@ -73,8 +73,9 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         "decision_type": corpus.decision_type,
         "corpus": corpus,
         "directory_json": json.dumps(corpus.directory, indent=2, ensure_ascii=False),
-        "candidates": corpus.candidates.order_by("position", "id"),
-        "scenarios": corpus.scenarios.order_by("position", "name"),
+        "candidates": corpus.candidates.live().order_by("position", "id"),
+        "archived_candidates": corpus.candidates.archived().order_by("position", "id"),
+        "scenarios": corpus.scenarios.live().order_by("position", "name"),
         "can_edit": services.can_edit(request.user, corpus.decision_type),
     }
     return render(request, _template(request, "corpus", "candidates"), context)

@@ -16,6 +16,10 @@ from publishing import review, signing, tokens
 # Messages tests assert on.
 KEY_CREATED = "Your signing key is {key_id}."
 KEY_REVOKED = "Key {key_id} is revoked: what it signs from now on is invalid."
+KEY_RETIRE_UNCONFIRMED = (
+    "Nothing was registered: a new key retires your current key {key_id}. Tick "
+    "\u201cI understand this retires key {key_id}\u201d to replace it."
+)
 
 
 @require_GET
@@ -64,10 +68,17 @@ def _keys_page(request: HttpRequest, *, refused: str = "", status: int = 200) ->
 @require_POST
 def signing_key_create(request: HttpRequest) -> HttpResponse:
     """A signed-in person registers their own public key, made in this browser (signing.js)
-    or with `evidence-compiler keygen`; a current key is rotated out. Only who publishes or
+    or with `evidence-compiler keygen`; a current key is rotated out, only when the person
+    ticked that they understand it retires that key. Only who publishes or
     approves may (viewers never sign): anyone else gets the page back with 403 and why."""
     if not signing.may_hold_key(request.user):
         return _keys_page(request, refused=signing.NO_SIGNING_ROLE_YOURS, status=403)
+    current = signing.active_key(request.user)
+    if current is not None and request.POST.get("retire_current", "") != current.key_id:
+        # Replacing retires the current key (and the browser's copy): only when the person
+        # said so for this very key, so a stale page cannot retire a newer one.
+        messages.error(request, KEY_RETIRE_UNCONFIRMED.format(key_id=current.key_id))
+        return redirect("signing_keys")
     try:
         key = signing.signing_key_register(
             actor=request.user,

@@ -37,6 +37,8 @@ def suite(request: HttpRequest, key: str) -> HttpResponse:
         "decision_type": decision_type,
         "corpora": selectors.corpora(decision_type=decision_type),
         "scenarios": selectors.scenarios(decision_type=decision_type),
+        "archived_scenarios": selectors.archived_scenarios(decision_type=decision_type),
+        "archived_corpora": selectors.archived_corpora(decision_type=decision_type),
         "runs": runs,
         "any_active": any(run.is_active for run in runs),
         "run_form": forms.RunForm(decision_type=decision_type),
