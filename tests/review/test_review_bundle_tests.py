@@ -127,3 +127,68 @@ def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
     tests = load_tests(_bundle_file(tmp_path, second))
     assert failing_expectations(tests) == []
     assert run_tests(tests).passed
+
+
+@pytest.fixture
+def lab_v2_draft(lab, owner, reviewer, devices):
+    """Version 1 published; version 2 a draft in which only a committee record signs off."""
+    first = _through_review(selectors.current_version(decision_type=lab), owner, reviewer, devices)
+    devices.publish(actor=owner, version=first)
+    second = services.version_start_draft(actor=owner, decision_type=lab)
+    proposition = second.propositions.get(key="sample_signed")
+    services.accepted_class_add(
+        actor=owner, proposition=proposition, expected_lock_version=second.lock_version,
+        class_key="committee_record",
+    )  # fmt: skip
+    second.refresh_from_db()
+    services.accepted_class_remove(
+        actor=owner, proposition=proposition, expected_lock_version=second.lock_version,
+        class_key="facility_record",
+    )  # fmt: skip
+    return lab
+
+
+def test_the_contract_tests_export_takes_a_version(lab_v2_draft, tmp_path):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    call_command("export_contract_tests", "lab.sample.release", str(tmp_path / "v1"),
+                 "--version", "1", stdout=io.StringIO())  # fmt: skip
+    call_command("export_contract_tests", "lab.sample.release", str(tmp_path / "current"),
+                 stdout=io.StringIO())  # fmt: skip
+    v1 = load_tests(tmp_path / "v1")
+    assert v1.contract.version == "1" and failing_expectations(v1) == []
+    current = load_tests(tmp_path / "current")
+    assert current.contract.version == "2"
+    assert failing_expectations(current) == [
+        ("Sample S1 released", ["slot sample_signed: expected supported, got unknown"])
+    ]
+    with pytest.raises(CommandError) as refused:
+        call_command("export_contract_tests", "lab.sample.release", str(tmp_path / "v9"),
+                     "--version", "9", stdout=io.StringIO())  # fmt: skip
+    assert str(refused.value) == (
+        "Decision type 'lab.sample.release' has no version 9 (its versions: 1, 2)."
+    )
+    assert not (tmp_path / "v9").exists()
+
+
+def test_the_contract_tests_zip_takes_a_version(lab_v2_draft, client, owner, tmp_path):
+    import zipfile
+
+    from django.urls import reverse
+
+    client.force_login(owner)
+    url = reverse("contract_tests_zip", args=["lab.sample.release"])
+    response = client.get(url, {"version": 1})
+    assert response.status_code == 200
+    assert 'filename="lab.sample.release.v1.contract-tests.zip"' in response["Content-Disposition"]
+    (tmp_path / "v1.zip").write_bytes(response.content)
+    zipfile.ZipFile(tmp_path / "v1.zip").extractall(tmp_path)
+    tests = load_tests(tmp_path / "lab.sample.release")
+    assert tests.contract.version == "1" and failing_expectations(tests) == []
+    assert client.get(url, {"version": 9}).status_code == 404
+    assert client.get(url, {"version": "one"}).status_code == 400
+    # The version pages link the zip of their own version.
+    page = client.get(reverse("version_detail", args=["lab.sample.release", 2]))
+    assert f'{url}?version=2"' in page.content.decode()
