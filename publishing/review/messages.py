@@ -35,8 +35,8 @@ REPORT_CHANGED_SINCE_APPROVAL = (
 )
 BUNDLE_TESTS_FAIL = (
     "Version {number}'s bundle carries {count} whose expectations do not hold for it: "
-    "{failures}. Update their expectations (each scenario's page, or the contract tests "
-    "exported for version {number}) before publishing: a bundle's tests must hold for the "
+    "{failures}. Update their expectations (Take the current result as expected on each "
+    "scenario's page, or the contract tests exported for version {number}) before publishing: a bundle's tests must hold for the "
     "version it ships."
 )
 BUNDLE_TESTS_INVALID = (

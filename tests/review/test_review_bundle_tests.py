@@ -98,8 +98,8 @@ def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
     expected = (
         "Version 2's bundle carries 1 scenario whose expectations do not hold for it: "
         "'Sample S1 released' (slot sample_signed: expected supported, got unknown). Update "
-        "their expectations (each scenario's page, or the contract tests exported for version "
-        "2) before publishing: a bundle's tests must hold for the version it ships."
+        "their expectations (Take the current result as expected on each scenario's page, or "
+        "the contract tests exported for version 2) before publishing: a bundle's tests must hold for the version it ships."
     )
     # The owner learns it before signing: drafting the publication statement refuses too.
     with pytest.raises(ValidationError) as caught:
