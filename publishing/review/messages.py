@@ -36,8 +36,8 @@ REPORT_CHANGED_SINCE_APPROVAL = (
 BUNDLE_TESTS_FAIL = (
     "Version {number}'s bundle carries {count} whose expectations do not hold for it: "
     "{failures}. Update their expectations (Take the current result as expected on each "
-    "scenario's page, or the contract tests exported for version {number}) before publishing: a bundle's tests must hold for the "
-    "version it ships."
+    "scenario's page, or the contract tests exported for version {number}) before "
+    "publishing: a bundle's tests must hold for the version it ships."
 )
 BUNDLE_TESTS_INVALID = (
     "Version {number}'s bundle carries scenarios that cannot be compiled against it: "

@@ -99,7 +99,8 @@ def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
         "Version 2's bundle carries 1 scenario whose expectations do not hold for it: "
         "'Sample S1 released' (slot sample_signed: expected supported, got unknown). Update "
         "their expectations (Take the current result as expected on each scenario's page, or "
-        "the contract tests exported for version 2) before publishing: a bundle's tests must hold for the version it ships."
+        "the contract tests exported for version 2) before publishing: a bundle's tests must "
+        "hold for the version it ships."
     )
     # The owner learns it before signing: drafting the publication statement refuses too.
     with pytest.raises(ValidationError) as caught:
