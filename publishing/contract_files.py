@@ -1,6 +1,7 @@
 """A decision type's contract tests as files (`compiler.contract_tests`' directory format).
 
-Export: the type's current version (the open one, else the latest) as `contract.yaml`, with
+Export: the type's current version (the open one, else the latest), or the version asked for,
+as `contract.yaml`, with
 the catalogue entries of the classes it accepts, each corpus as `corpora/NAME.yaml` and each
 scenario as `scenarios/NAME.yaml`: exactly what `evidence-compiler test DIR` runs, so a
 retrieval service's CI can run the workbench's suite without the workbench.
@@ -25,7 +26,7 @@ from django.db.models import Prefetch
 from compiler.contract_tests import FORMAT as TESTS_FORMAT
 from contracts import selectors
 from contracts.documents import contract_document
-from contracts.models import DecisionType, SourceClass
+from contracts.models import ContractVersion, DecisionType, SourceClass
 from scenarios import expectations
 from scenarios.models import Corpus, CorpusCandidate, Scenario
 
@@ -33,6 +34,7 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 # Messages tests assert on.
 NO_VERSION = "Decision type '{key}' has no version to export."
+NO_SUCH_VERSION = "Decision type '{key}' has no version {number} (its versions: {numbers})."
 
 
 def file_stem(name: str) -> str:
@@ -50,11 +52,33 @@ def _yaml(comment: str, document: Any) -> str:
 # --------------------------------------------------------------------------- export
 
 
-def export_files(decision_type: DecisionType) -> dict[str, str]:
-    """The test directory of the type's current version: relative path -> text."""
-    version = selectors.current_version(decision_type=decision_type)
+def export_version(decision_type: DecisionType, number: int | None) -> ContractVersion:
+    """Version `number` of the type, or its current version when None; ValidationError
+    naming the versions there are."""
+    if number is None:
+        version = selectors.current_version(decision_type=decision_type)
+        if version is None:
+            raise ValidationError(NO_VERSION.format(key=decision_type.key))
+        return version
+    version = decision_type.versions.filter(number=number).first()
     if version is None:
-        raise ValidationError(NO_VERSION.format(key=decision_type.key))
+        numbers = list(decision_type.versions.order_by("number").values_list("number", flat=True))
+        raise ValidationError(
+            NO_SUCH_VERSION.format(
+                key=decision_type.key, number=number,
+                numbers=", ".join(map(str, numbers)) or "none",
+            )
+        )  # fmt: skip
+    return version
+
+
+def export_files(
+    decision_type: DecisionType, version: ContractVersion | None = None
+) -> dict[str, str]:
+    """The test directory of `version` (the type's current version when None): relative
+    path -> text. A published version's directory runs the expectations its bundle carries."""
+    if version is None:
+        version = export_version(decision_type, None)
     contract = contract_document(version)
     accepted = {c for p in contract["propositions"] for c in p["accepted_classes"]}
     classes = [

@@ -53,8 +53,10 @@ from .loading import (  # noqa: F401
     Case,
     ContractTests,
     InvalidTestFiles,
+    bundle_tests,
     load_tests,
     read_document,
+    unsigned_bundle_tests,
 )
 from .mutation import mutate, mutation_cases, mutation_junit_xml, mutation_text, score_text
 from .reporting import junit_xml, summary_text
@@ -63,6 +65,7 @@ from .running import (  # noqa: F401
     Report,
     ScenarioReport,
     expectation_failures,
+    failing_expectations,
     judge_variant,
     run_tests,
 )
@@ -78,6 +81,9 @@ __all__ = [
     "InvalidTestFiles",
     "ContractTests",
     "baseline_widenings",
+    "bundle_tests",
+    "failing_expectations",
+    "unsigned_bundle_tests",
     "judge_variant",
     "junit_xml",
     "load_baseline",

@@ -187,7 +187,30 @@ def read_bundle(path: Path, public_keys: Any) -> Any:
 
 
 def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
-    bundle = read_bundle(path, public_keys)
+    return bundle_tests(read_bundle(path, public_keys), path)
+
+
+def unsigned_bundle_tests(body: Mapping[str, Any], origin: str) -> ContractTests:
+    """`bundle_tests` on a bundle body being assembled (its manifest not yet signed): only
+    the contract, the source classes and the scenarios are read."""
+    from types import SimpleNamespace
+
+    from compiler.bundle.document import Scenario, SourceClass
+
+    parts = SimpleNamespace(
+        contract=Contract.model_validate(body["contract"]),
+        source_classes=tuple(SourceClass.model_validate(c) for c in body["source_classes"]),
+        scenarios=tuple(Scenario.model_validate(s) for s in body.get("scenarios", ())),
+    )
+    return bundle_tests(parts, origin)
+
+
+def bundle_tests(bundle: Any, path: str | Path) -> ContractTests:
+    """The contract tests a bundle (`compiler.bundle.BundleBody`, signed or not) carries: its
+    scenarios against its own contract, with its source classes' tiers; `path` names it in
+    problems and reports. The workbench runs these before it publishes (or builds a bundle
+    to sign), so a bundle never ships tests that fail for its own version."""
+    path = Path(path)
     problems: list[dict[str, Any]] = []
     cases = []
     for index, scenario in enumerate(bundle.scenarios):

@@ -102,6 +102,22 @@ def run_tests(tests: ContractTests) -> Report:
     return Report(tests.origin, tests.contract.decision_type, tests.contract.version, reports)
 
 
+def failing_expectations(tests: ContractTests) -> list[tuple[str, list[str]]]:
+    """Each scenario whose own expectations (of its base compile, not of a perturbation) do
+    not hold, with the failure messages `run_tests` would report for them, in order; one
+    compile per scenario. What the workbench checks before it builds a bundle to sign."""
+    from compiler.pipeline import compile_input
+
+    failing = []
+    for case in tests.cases:
+        base = compile_input(case.document)
+        found = expectation_failures(base, case.document, case.expected)
+        messages = [message for _, failures in found for message in failures]
+        if messages:
+            failing.append((case.name, messages))
+    return failing
+
+
 def judge_variant(
     tests: ContractTests,
     case: Case,

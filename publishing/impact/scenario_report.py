@@ -33,25 +33,30 @@ def scenario_report(
     name = scenario.name
     request = scenario.request_document()
     entry = _empty_entry(name)
+    variant_expectations = list(scenario.variant_expectations or [])
     try:
-        document, draft_base, after = sweep(
+        document, draft_base, after, draft_variant_failures = sweep(
             request,
             draft,
             corpus,
             weak,
             catalogue=catalogue,
-            key=sweep_key(request, hashes["draft"], hashes["corpus"], weak, catalogue),
-        )
+            key=sweep_key(
+                request, hashes["draft"], hashes["corpus"], weak, catalogue,
+                variant_expectations,
+            ),
+            expectations=variant_expectations,
+        )  # fmt: skip
     except InvalidInput as exc:
         return _cannot_compile(entry, exc)
     entry["input_sha256"] = compiling.input_sha256(document)
     entry["compiles"] = len(after)
-    draft_failures = _failures(scenario, draft_base)
+    draft_failures = _failures(scenario, draft_base, draft_variant_failures)
     before: dict[str, Outcome] = {}
     published_failures: list[dict[str, Any]] = []
     if published is not None:
         before, published_failures = _published_side(
-            scenario, request, published, corpus, weak, hashes, catalogue
+            scenario, request, published, corpus, weak, hashes, catalogue, variant_expectations
         )
     entry["flips"] = _flips(name, after, before)
     entry["admitted_changes"] = _admitted_changes(name, after, before)
@@ -99,11 +104,18 @@ def problem_text(name: str, message: str, words: Words = PLAIN) -> str:
     )  # fmt: skip
 
 
-def _failures(scenario: Any, base: Any) -> list[dict[str, Any]]:
+def _failures(
+    scenario: Any, base: Any, variant_failures: Sequence[Failure]
+) -> list[dict[str, Any]]:
+    """The base's failed expectations, then the failed per-perturbation ones (each naming its
+    `perturbation`), as the runner reports them (scenarios.result_rows)."""
     from scenarios import compiling
     from scenarios.expectations import expected_document
 
-    return compiling.expectation_failures(base.output, base.document, expected_document(scenario))
+    failures = compiling.expectation_failures(
+        base.output, base.document, expected_document(scenario)
+    )
+    return [*failures, *(dict(f) for f in variant_failures)]
 
 
 def _published_side(
@@ -114,19 +126,24 @@ def _published_side(
     weak: Sequence[str],
     hashes: Mapping[str, str],
     catalogue: Mapping[str, int] | None,
+    variant_expectations: Sequence[Any],
 ) -> tuple[dict[str, Outcome], list[dict[str, Any]]]:
     """The published contract's outcomes and failed expectations; none when the scenario
     cannot be compiled against it."""
     try:
-        _, published_base, before = sweep(
+        _, published_base, before, variant_failures = sweep(
             request,
             published,
             corpus,
             weak,
             catalogue=catalogue,
-            key=sweep_key(request, hashes["published"], hashes["corpus"], weak, catalogue),
-        )
-        return before, _failures(scenario, published_base)
+            key=sweep_key(
+                request, hashes["published"], hashes["corpus"], weak, catalogue,
+                variant_expectations,
+            ),
+            expectations=variant_expectations,
+        )  # fmt: skip
+        return before, _failures(scenario, published_base, variant_failures)
     except InvalidInput:
         return {}, []
 
@@ -215,8 +232,8 @@ def _verdicts(
     return verdicts
 
 
-def _identity(failure: Failure) -> tuple[str, str]:
-    return (failure["what"], failure["key"])
+def _identity(failure: Failure) -> tuple[str, str, str]:
+    return (failure["what"], failure["key"], failure.get("perturbation") or "")
 
 
 def _expectation_changes(

@@ -90,6 +90,12 @@ def failure_text(
         expected = state(failure["expected"])
         actual = state(failure["actual"])
         slot = words.name(failure["key"])
+        if failure.get("perturbation"):
+            # A per-perturbation expectation (the scenario's `variant_expectations`).
+            slot = words.say(
+                "{slot} under {perturbation}", slot=slot,
+                perturbation=words.name(failure["perturbation"]),
+            )  # fmt: skip
         if newly:
             return words.say(
                 "{lead} its expectation for {slot}: expected {expected}, it would be {actual}.",

@@ -32,7 +32,7 @@ class Outcome:
 # naming everything it depends on: the compiler version, the contract's hash, the request, the
 # corpus's content and the weak classes. A reviewer opening the report and then approving it
 # (which recomputes it) pays for the compiles once. Bounded, first in first out.
-_SWEEPS: OrderedDict[str, tuple[Any, Any, dict[str, Outcome]]] = OrderedDict()
+_SWEEPS: OrderedDict[str, tuple[Any, Any, dict[str, Outcome], list[dict[str, Any]]]] = OrderedDict()
 _SWEEPS_LOCK = threading.Lock()
 SWEEP_CACHE_SIZE = 5000
 
@@ -43,10 +43,14 @@ def sweep_key(
     corpus_sha: str,
     weak: Any,
     catalogue: Mapping[str, int] | None = None,
+    expectations: Sequence[Any] = (),
 ) -> str:
     return sha256_hex(
-        [COMPILER_VERSION, contract_sha, dict(request), corpus_sha, list(weak), catalogue or {}]
-    )
+        [
+            COMPILER_VERSION, contract_sha, dict(request), corpus_sha, list(weak),
+            catalogue or {}, [dict(e) for e in expectations],
+        ]
+    )  # fmt: skip
 
 
 def sweep(
@@ -57,8 +61,11 @@ def sweep(
     *,
     catalogue: Mapping[str, int] | None = None,
     key: str | None = None,
+    expectations: Sequence[Any] = (),
 ):
-    """(the compiler input, the base compile, each perturbation's `Outcome` by name)."""
+    """(the compiler input, the base compile, each perturbation's `Outcome` by name, the
+    failed per-perturbation `expectations`). Those are checked by `compiling.sweep_scenario`,
+    the one evaluation the runner and the flip matrix use too."""
     from scenarios import compiling
 
     if key is not None:
@@ -67,7 +74,7 @@ def sweep(
         if cached is not None:
             return cached
     document = compiling.scenario_input(request, contract, corpus)
-    swept = compiling.sweep_scenario(document, weak, catalogue=catalogue)
+    swept = compiling.sweep_scenario(document, weak, catalogue=catalogue, expectations=expectations)
     outcomes = {
         (c.name or BASE): Outcome(
             c.slot_states,
@@ -78,7 +85,7 @@ def sweep(
         )
         for c in swept.compiles
     }
-    result = (document, swept.base, outcomes)
+    result = (document, swept.base, outcomes, swept.expectation_failures)
     if key is not None:
         with _SWEEPS_LOCK:
             _SWEEPS[key] = result

@@ -17,7 +17,7 @@ from contracts.models import Bundle, ContractVersion
 from publishing import signing
 
 from .catalogue import bundle_source_classes
-from .messages import NO_BUNDLE
+from .messages import BUNDLE_TESTS_FAIL, BUNDLE_TESTS_INVALID, NO_BUNDLE
 from .selectors import authors
 
 
@@ -113,6 +113,45 @@ def _expected(scenario: Any, propositions: set[str]) -> dict[str, Any]:
         "admitted": scenario.expected_admitted,
         "rejected": scenario.expected_rejected,
     }
+
+
+def refuse_failing_tests(version: ContractVersion, body: Mapping[str, Any]) -> None:
+    """Refuse a body whose scenarios' expectations do not hold for its own contract, naming
+    each scenario and what it expects: `evidence-compiler test BUNDLE` runs exactly these
+    expectations (`compiler.contract_tests`), so a bundle never ships tests that fail for the
+    version it carries. Called when the publication statement is drafted (the owner learns
+    it before signing) and again when the version is published."""
+    from compiler.contract_tests import (
+        InvalidTestFiles,
+        failing_expectations,
+        unsigned_bundle_tests,
+    )
+
+    if not body.get("scenarios"):
+        return
+    origin = f"version {version.number}"
+    try:
+        failing = failing_expectations(unsigned_bundle_tests(body, origin))
+    except InvalidTestFiles as exc:
+        problems = "; ".join(f"{_where(e['loc'], body)}: {e['msg']}" for e in exc.errors)
+        raise ValidationError(
+            BUNDLE_TESTS_INVALID.format(number=version.number, problems=problems)
+        ) from None
+    if failing:
+        count = f"{len(failing)} scenario" + ("" if len(failing) == 1 else "s")
+        failures = "; ".join(f"'{name}' ({', '.join(messages)})" for name, messages in failing)
+        raise ValidationError(
+            BUNDLE_TESTS_FAIL.format(number=version.number, count=count, failures=failures)
+        )
+
+
+def _where(loc: Iterable[Any], body: Mapping[str, Any]) -> str:
+    """A problem's location, the scenario by name rather than by index."""
+    parts = list(loc)
+    if len(parts) >= 2 and parts[0] == "scenarios" and isinstance(parts[1], int):
+        name = body["scenarios"][parts[1]]["name"]
+        return ".".join([f"scenario '{name}'", *map(str, parts[2:])])
+    return ".".join(map(str, parts))
 
 
 def bundle_bytes(version: ContractVersion) -> bytes:

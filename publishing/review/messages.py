@@ -33,6 +33,16 @@ REPORT_CHANGED_SINCE_APPROVAL = (
     "expectations or a corpus moved on), and the bundle would carry what no reviewer saw. "
     "Return it to draft and submit it again, so that it is approved as it is now."
 )
+BUNDLE_TESTS_FAIL = (
+    "Version {number}'s bundle carries {count} whose expectations do not hold for it: "
+    "{failures}. Update their expectations (Take the current result as expected on each "
+    "scenario's page, or the contract tests exported for version {number}) before "
+    "publishing: a bundle's tests must hold for the version it ships."
+)
+BUNDLE_TESTS_INVALID = (
+    "Version {number}'s bundle carries scenarios that cannot be compiled against it: "
+    "{problems}. Fix them before publishing."
+)
 CANNOT_RETIRE = "Version {number} is {status}; it cannot be retired."
 CANNOT_WITHDRAW = "Version {number} is {status}; there is nothing to withdraw."
 UNKNOWN_SIGNER = "The bundle names '{username}', who is not a person in this workbench."

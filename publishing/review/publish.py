@@ -30,7 +30,7 @@ from contracts.services import Actor, audit_record
 from publishing import signing
 
 from .actions import PUBLISH
-from .bundles import bundle_body
+from .bundles import bundle_body, refuse_failing_tests
 from .messages import APPROVER_IS_EDITOR, APPROVER_IS_PUBLISHER, UNSIGNED_APPROVAL
 from .selectors import authors, standing_approvals
 from .statements import checked_statement, personal_key, publication_statement, stored_statement
@@ -178,12 +178,14 @@ def _body(
     moment: dt.datetime,
 ) -> dict[str, Any]:
     """The normalised body: the manifest names the publisher with their personal key and
-    each approver with the key of their signed statement, and the report they approved."""
+    each approver with the key of their signed statement, and the report they approved.
+    A body whose scenarios' expectations fail for its contract is refused
+    (`refuse_failing_tests`)."""
     statements = _approval_statements(version, approvals)
     key_ids = {s.statement.signer: s.statement.key_id for s in statements}
     key_ids[actor.get_username()] = personal_key(actor).key_id
     reports = {a.report_sha256 for a in approvals}
-    return normalise_body(
+    body = normalise_body(
         bundle_body(
             version,
             publisher=actor.get_username(),
@@ -194,6 +196,8 @@ def _body(
             report_sha256=reports.pop() if len(reports) == 1 else None,
         )
     )
+    refuse_failing_tests(version, body)
+    return body
 
 
 def _assemble(

@@ -321,7 +321,9 @@ def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
     assert caught.value.messages == [review.REPORT_CHANGED_SINCE_APPROVAL.format(number=1)]
     approved.refresh_from_db()
     assert approved.status == "approved" and not Bundle.objects.exists()
-    # Return to draft, submit again, approve the current report: now it publishes.
+    # Return to draft, submit again, approve the current report: the approval counts again,
+    # but the flipped expectation does not hold for version 1, so its bundle would ship a
+    # failing test: still refused, naming the scenario and the expectation.
     approved = review.version_withdraw(
         actor=owner, version=approved, expected_lock_version=approved.lock_version
     )
@@ -331,7 +333,14 @@ def test_a_version_whose_scenarios_changed_after_approval_does_not_publish(
     report = review.report_for(approved)
     devices.approve(actor=reviewer, version=approved, report_sha256=report.sha256)
     approved.refresh_from_db()
-    assert devices.publish(actor=owner, version=approved).version_id == approved.pk
+    with pytest.raises(ValidationError) as caught:
+        devices.publish(actor=owner, version=approved)
+    (message,) = caught.value.messages
+    assert message.startswith(
+        f"Version 1's bundle carries 1 scenario whose expectations do not hold for it: "
+        f"'{scenario.name}' (slot {slot}: expected {flipped}, got "
+    )
+    assert not Bundle.objects.exists()
 
 
 def test_a_draft_started_after_an_abandoned_one_copies_the_published_contract(published, owner):

@@ -239,3 +239,32 @@ def test_justify_view(client, versions):
     assert f'data-count="{violation["count"]}"' in text
     assert f"{violation['count']} violations in {len(violation['scenarios'])} scenarios" in text
     assert text.count('action="' + url + '"') == 1
+
+
+def test_the_demo_version_2_approved_and_justified_does_not_ship_version_1s_expectations(
+    in_review,
+):
+    """Version 2's violation is justified and approved, but seven scenarios still expect what
+    version 1 gave (a case note never establishes the waiver): its bundle's own tests would
+    fail, so publishing it is refused before olivia signs, naming each scenario."""
+    report = review.report_for(in_review)
+    keys = publishing_demo.demo_key_files()
+    keys.approve(
+        actor=person("rafael"), version=in_review, report_sha256=report.sha256,
+        acknowledged_widenings=report.widening_ids,
+    )  # fmt: skip
+    in_review.refresh_from_db()
+    with pytest.raises(ValidationError) as refused:
+        keys.publish(actor=person("olivia"), version=in_review)
+    (message,) = refused.value.messages
+    assert message.startswith(
+        "Version 2's bundle carries 7 scenarios whose expectations do not hold for it: "
+    )
+    assert (
+        "'Atlas: Maya's annual review' (slot waiver_valid: expected unknown, got supported, "
+        "admitted: admitted but not expected: rm-note-N7, rejected: expected but not "
+        "rejected: rm-note-N7)" in message
+    )
+    assert "'Atlas: the same question from an unrelated employee'" not in message
+    in_review.refresh_from_db()
+    assert in_review.status == "approved"

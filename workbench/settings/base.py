@@ -201,3 +201,11 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SECURE = env_flag("DJANGO_SECURE_COOKIES")
 SESSION_COOKIE_SECURE = env_flag("DJANGO_SECURE_COOKIES")
 X_FRAME_OPTIONS = "DENY"
+
+# How the pages and docs print a management command so it runs as shown: from a checkout
+# (`make run` made .venv), manage.py needs the development profile named, for it defaults to
+# production (docs/deployment.md); the production profile prints `django-admin`, run where
+# its environment is set.
+MANAGEMENT_COMMAND = "DJANGO_SETTINGS_MODULE=workbench.settings.dev .venv/bin/python manage.py"
+# Where load_demo keeps the demo people's key files (default: var/demo-keys in the checkout).
+DEMO_KEYS_DIR = os.environ.get("WORKBENCH_DEMO_KEYS_DIR") or None

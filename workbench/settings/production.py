@@ -104,3 +104,5 @@ LOGGING = {
         "axes": {"level": "WARNING"},
     },
 }
+
+MANAGEMENT_COMMAND = "django-admin"  # with the environment above set (docs/deployment.md)

@@ -3,6 +3,7 @@ first key) and a version's bundle, byte for byte as it was signed."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -61,6 +62,7 @@ def _keys_page(request: HttpRequest, *, refused: str = "", status: int = 200) ->
         "may_register": signing.may_hold_key(request.user),
         "no_signing_role": signing.NO_SIGNING_ROLE_YOURS,
         "refused": refused,
+        "management_command": settings.MANAGEMENT_COMMAND,
     }
     return render(request, "contracts/signing_keys.html", context, status=status)
 

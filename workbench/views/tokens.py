@@ -27,6 +27,8 @@ from contracts import selectors
 from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
 
+from .parameters import int_parameter
+
 TEMPLATE = "publishing/tokens.html"
 IMPORT_TEMPLATE = "publishing/contract_tests_import.html"
 
@@ -110,13 +112,21 @@ def recorded_decisions_replay(request: HttpRequest, key: str, number: int) -> Ht
 
 @require_GET
 def contract_tests_zip(request: HttpRequest, key: str) -> HttpResponse:
-    """The type's contract tests as a zip of the directory `evidence-compiler test` runs."""
+    """The type's contract tests as a zip of the directory `evidence-compiler test` runs: of
+    the version `?version=N` names (404 when it has none), else of the current version."""
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
-    files = contract_files.export_files(decision_type)
+    number = int_parameter(request.GET, "version")
+    version = (
+        selectors.version_for_user(user=request.user, key=key, number=number)
+        if number is not None
+        else None
+    )
+    files = contract_files.export_files(decision_type, version)
     response = HttpResponse(
         contract_files.zip_bytes(files, root=key), content_type="application/zip"
     )
-    response["Content-Disposition"] = f'attachment; filename="{key}.contract-tests.zip"'
+    suffix = f".v{number}" if number is not None else ""
+    response["Content-Disposition"] = f'attachment; filename="{key}{suffix}.contract-tests.zip"'
     return response
 
 
