@@ -328,9 +328,9 @@ def _vera_posts(atlas, token) -> list[tuple[str, str, dict]]:
             posts.append((name, url, data.get(name, {"lock_version": draft.lock_version})))
     for name in sorted(SCENARIO_POSTS):
         kwargs = {"key": key}
-        if name.startswith("candidate_"):
+        if name.startswith(("candidate_", "corpus_")) and name != "corpus_import":
             kwargs["pk"] = corpus.pk
-        if name == "candidate_edit":
+        if name in ("candidate_edit", "candidate_archive", "candidate_restore"):
             kwargs["candidate_id"] = corpus.candidates.first().candidate_id
         if name.startswith("scenario_") and name != "scenario_create":
             kwargs["pk"] = scenario.pk
