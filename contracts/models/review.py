@@ -126,7 +126,11 @@ class ViolationJustification(models.Model):
     operator breaks the same proposition for the same reason (`cause`: the evidence class of
     a promotion, substitution or contradiction, the purpose of a purpose probe, "" when the
     operator and the proposition say it all), and survives edits that keep the cause.
-    `proposition` is "" for a fault of the variant as a whole."""
+    `proposition` is "" for a fault of the variant as a whole. `proposition_sha256` is the
+    hash of the proposition's definition (of the whole contract for a fault of the variant)
+    when the justification was written: once an edit changes it, the justification no longer
+    counts and the owner confirms or rewrites it ("" for one written before this was
+    recorded, which still counts)."""
 
     version = models.ForeignKey(
         ContractVersion, on_delete=models.CASCADE, related_name="justifications"
@@ -134,6 +138,7 @@ class ViolationJustification(models.Model):
     operator = models.CharField(max_length=64)
     proposition = models.CharField(max_length=200, blank=True)
     cause = models.CharField(max_length=1000, blank=True)
+    proposition_sha256 = models.CharField(max_length=64, blank=True)
     text = models.TextField()
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -151,7 +151,7 @@ def impact_report(version: ContractVersion) -> ImpactReport:
         for s in scenarios
     ]
     summary = _summary(changes, entries, has_published=published is not None)
-    verdicts = report_verdicts(version, entries, has_published=published is not None)
+    verdicts = report_verdicts(version, entries, draft, has_published=published is not None)
     if published is not None:
         verdicts["widenings"] = contract_widening_rows(published, draft) + verdicts["widenings"]
     summary.update(
@@ -187,18 +187,38 @@ def cause_key(verdict: Mapping[str, Any]) -> tuple[str, str, str]:
     return (verdict["operator"], verdict["proposition"] or "", verdict.get("cause") or "")
 
 
+def proposition_sha256(contract: Contract, proposition: str) -> str:
+    """The hash of what a justification of a cause on `proposition` was written for: the
+    proposition's definition in `contract` (the whole contract for a fault of the variant,
+    `proposition` "", or for a proposition the contract no longer has)."""
+    found = contract.proposition(proposition) if proposition else None
+    return sha256_hex((found or contract).model_dump(mode="json"))
+
+
 def report_verdicts(
-    version: ContractVersion, entries: list[dict[str, Any]], *, has_published: bool
+    version: ContractVersion,
+    entries: list[dict[str, Any]],
+    draft: Contract,
+    *,
+    has_published: bool,
 ) -> dict[str, Any]:
     """Every violation of the version, one row per cause (`cause_rows`, with the owner's
     justification of the cause, when recorded), the findings the published version does not
-    have, and the items admitted anew."""
+    have, and the items admitted anew. A justification written for an earlier edit of its
+    proposition (its recorded `proposition_sha256` is not the draft's) counts as none: the
+    row carries it as `earlier_justification` for the owner to confirm or rewrite."""
     from contracts.models import ViolationJustification
 
-    justified = {
-        j.key: {"text": j.text, "author": j.author.get_username()}
-        for j in ViolationJustification.objects.filter(version=version).select_related("author")
-    }
+    justified: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for j in ViolationJustification.objects.filter(version=version).select_related("author"):
+        current = not j.proposition_sha256 or j.proposition_sha256 == proposition_sha256(
+            draft, j.proposition
+        )
+        justified[j.key] = {
+            "text": j.text,
+            "author": j.author.get_username(),
+            "current": current,
+        }
     violations, findings = [], []
     for entry in entries:
         for v in entry.get("verdicts", []):
@@ -220,7 +240,8 @@ def cause_rows(
     """The violations grouped by cause (`cause_key`), new causes first, then in the order
     the scenarios give them: each row with its `count`, the `scenarios` it touches, every
     `occurrence` (scenario, perturbation, label, message, items, new), the relation it
-    breaks, a sentence (`text`) and the cause's `justification` or None."""
+    breaks, a sentence (`text`), the cause's `justification` or None and, when the only
+    one recorded was written for an earlier edit, that one as `earlier_justification`."""
     grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for v in violations:
         grouped.setdefault(cause_key(v), []).append(v)
@@ -242,8 +263,15 @@ def cause_rows(
                 {k: o[k] for k in ("scenario", "perturbation", "label", "message", "items", "new")}
                 for o in occurrences
             ],
-            "justification": justified.get(key),
+            "justification": None,
+            "earlier_justification": None,
         }
+        recorded = justified.get(key)
+        if recorded is not None:
+            shown = {"text": recorded["text"], "author": recorded["author"]}
+            row["justification" if recorded.get("current", True) else "earlier_justification"] = (
+                shown
+            )
         row["text"] = cause_text(row)
         rows.append(row)
     rows.sort(key=lambda row: not row["new"])

@@ -101,7 +101,7 @@ def inputs_sha256(version: ContractVersion) -> str:
     directories = Corpus.objects.filter(pk__in=corpus_ids).order_by("pk")
     justifications = version.justifications.order_by(
         "operator", "proposition", "cause"
-    ).values_list("operator", "proposition", "cause", "text", "author_id")
+    ).values_list("operator", "proposition", "cause", "proposition_sha256", "text", "author_id")
     digest = hashlib.sha256()
     for part in (
         [FORMAT, COMPILER_VERSION, version.pk, version.number, version.sha256, draft],

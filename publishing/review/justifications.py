@@ -17,9 +17,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from contracts import roles
+from contracts.documents import compiled_contract
 from contracts.models import AuditAction, ContractVersion, ViolationJustification
 from contracts.services import NOT_ALLOWED, Actor, audit_record
 from publishing.impact import ImpactReport
+from publishing.impact.report import proposition_sha256
 
 from .messages import (
     CANNOT_JUSTIFY,
@@ -81,7 +83,9 @@ def violation_justify(
 ) -> ViolationJustification:
     """An owner records why the violations of one cause in the version's impact report are
     acceptable (or replaces their earlier words); only while the version can be edited.
-    One justification covers the cause in every scenario and perturbation it touches."""
+    One justification covers the cause in every scenario and perturbation it touches, as
+    long as its proposition stays as it is now (`proposition_sha256`): an edit of it asks
+    again, and the same words recorded again confirm them for the edited proposition."""
     locked = ContractVersion.objects.select_for_update(of=("self",)).get(pk=version.pk)
     if not actor.is_authenticated or not actor.has_perm(
         f"contracts.{roles.EDIT}", locked.decision_type
@@ -109,7 +113,11 @@ def violation_justify(
         operator=operator,
         proposition=proposition or "",
         cause=cause or "",
-        defaults={"text": text, "author": actor},
+        defaults={
+            "text": text,
+            "author": actor,
+            "proposition_sha256": proposition_sha256(compiled_contract(locked), proposition or ""),
+        },
     )
     audit_record(
         actor=actor,

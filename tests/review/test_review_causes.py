@@ -339,3 +339,56 @@ def test_acknowledge_all_approves_what_the_report_lists(owner, reviewer, devices
     )  # fmt: skip
     assert out.getvalue().count("acknowledging widening ") == len(ids) >= 1
     assert fresh(version).status == "approved"
+
+
+def describe(owner, version, key, description):
+    """The owner edits one field of the draft's proposition `key` (its description)."""
+    version = fresh(version)
+    proposition = version.propositions.get(key=key)
+    services.proposition_update(
+        actor=owner, proposition=proposition, expected_lock_version=version.lock_version,
+        key=key, description=description, required=proposition.required,
+        max_items=proposition.max_items,
+    )  # fmt: skip
+
+
+def test_an_edit_of_the_cause_s_proposition_asks_for_its_justification_again(
+    client, owner, draft_2
+):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    justify(owner, draft_2, WEB_PAGE_CAUSE, text="Screened again at payment.")
+    describe(owner, draft_2, "insurance_in_force", "Cover is in force on the order date.")
+    (row,) = causes(draft_2)
+    assert row["justification"]["text"] == "Screened again at payment."  # unrelated edit
+
+    describe(owner, draft_2, "sanctions_clear", "Not sanctioned on any list we screen.")
+    (row,) = causes(draft_2)
+    assert row["justification"] is None
+    assert row["earlier_justification"]["text"] == "Screened again at payment."
+    with pytest.raises(ValidationError) as refused:
+        submit(owner, draft_2)
+    assert "promote_weak on 'sanctions_clear', web_page" in refused.value.messages[0]
+
+    client.force_login(owner)
+    url = reverse("version_impact", args=[draft_2.decision_type.key, draft_2.number])
+    page = client.get(url).content.decode()
+    assert (
+        "written for an earlier edit of <code><bdi>sanctions_clear</bdi></code>: confirm or "
+        "rewrite" in page
+    )
+    assert re.search(r'<textarea name="text"[^>]*>Screened again at payment\.</textarea>', page)
+
+    justify(owner, draft_2, WEB_PAGE_CAUSE, text="Screened again at payment.")
+    (row,) = causes(draft_2)
+    assert row["justification"]["text"] == "Screened again at payment."
+    assert row["earlier_justification"] is None
+    assert submit(owner, draft_2).status == ContractVersion.Status.IN_REVIEW
+
+
+def test_a_justification_written_before_hashes_were_recorded_still_counts(owner, draft_2):
+    accept(owner, draft_2, "sanctions_clear", "web_page")
+    justify(owner, draft_2, WEB_PAGE_CAUSE)
+    assert ViolationJustification.objects.get().proposition_sha256
+    ViolationJustification.objects.update(proposition_sha256="")
+    describe(owner, draft_2, "sanctions_clear", "Not sanctioned on any list we screen.")
+    assert submit(owner, draft_2).status == ContractVersion.Status.IN_REVIEW
