@@ -5,6 +5,7 @@ may approve, and import refuses a bundle that breaks four eyes with nothing writ
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 
@@ -122,6 +123,10 @@ def test_a_bundle_approved_by_a_viewer_with_a_key_does_not_import(
     body = _body(published.data)
     body["manifest"]["approvers"] = [{"person": "vera"}]
     body["manifest"]["version"] = body["contract"]["version"] = "7"
+    # Signed after vera's key was registered (the published bundle's own date may be the second
+    # before it): what is refused is her role, not the date.
+    signed = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=1)
+    body["manifest"]["published_at"] = signed.isoformat()
     forged = _signed_with_statements(
         body, [("olivia", "publisher", private("olivia")), ("vera", "approver", private("vera"))]
     )
