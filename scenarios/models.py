@@ -417,16 +417,5 @@ class SuiteRunReportPart(models.Model):
         return f"part {self.number} of the report of {self.run}"
 
 
-class WorkerHeartbeat(models.Model):
-    """The last time each `db_worker` process said it was alive (scenarios.heartbeat);
-    `/readyz` is ready only while some worker's beat is recent."""
-
-    worker = models.CharField(max_length=200, unique=True)
-    seen_at = models.DateTimeField(db_index=True)
-
-    def __str__(self) -> str:
-        return f"{self.worker} at {self.seen_at:%Y-%m-%d %H:%M:%S}"
-
-
 # Defined in a module of its own; imported here so Django registers it with this app.
 from .strength_models import MutationRun  # noqa: E402, F401

@@ -9,9 +9,7 @@ transaction commits; the task itself hashes the inputs, so a change that alters 
 compiles nothing. Bulk writes (`bulk_create`, `update`) send no signal: the review page
 still asks for the report of the inputs it finds, so nothing stale is ever shown.
 
-And as a worker starts (`scenarios.heartbeat.worker_starting`) and then every
-STALE_WORK_CHECK_SECONDS (`scenarios.heartbeat.stale_work_check`), the reports a stopped worker
-left computing are queued again or failed (`stored.reports_requeue_stale`).
+Imported from `PublishingConfig.ready` (it imports models).
 """
 
 from __future__ import annotations
@@ -23,10 +21,32 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from contracts.models import ContractVersion, SourceClass, ViolationJustification
+from scenarios.models import Corpus, CorpusCandidate, Scenario
 
-_pending = threading.local()
+from .stored import report_refresh
 
 UNDER_REVIEW = (ContractVersion.Status.IN_REVIEW, ContractVersion.Status.APPROVED)
+
+
+class _Batch:
+    """The versions queued while one transaction is open, recomputed once when it commits."""
+
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.sent = False
+
+    def send(self) -> None:
+        # Every change in the transaction registered this; the first to run after the commit
+        # sends the whole batch, the rest find it sent.
+        if self.sent:
+            return
+        self.sent = True
+        if getattr(_current, "batch", None) is self:
+            _current.batch = None
+        report_refresh(version_ids=sorted(self.ids))
+
+
+_current = threading.local()
 
 
 def _queue(decision_type_id: int | None, *, exclude: int | None = None) -> None:
@@ -37,23 +57,17 @@ def _queue(decision_type_id: int | None, *, exclude: int | None = None) -> None:
 
 
 def _queue_versions(ids: set[int]) -> None:
+    """One recomputation per version per transaction, after it commits. A rolled-back
+    transaction never sends its batch; the batch stays open and goes with the next commit
+    on this thread, which only costs a hash of the inputs (the task compiles nothing when
+    they are as they were), never a lost recomputation."""
     if not ids:
         return
-    # One recomputation per version per transaction: the callback, once registered, takes
-    # every id queued until the commit (a rolled-back transaction drops it, and its ids).
-    registered = any(entry[1] is _flush for entry in transaction.get_connection().run_on_commit)
-    if not registered:
-        _pending.ids = set()
-    _pending.ids |= ids
-    if not registered:
-        transaction.on_commit(_flush)
-
-
-def _flush() -> None:
-    from .stored import report_refresh
-
-    ids, _pending.ids = getattr(_pending, "ids", set()), set()
-    report_refresh(version_ids=sorted(ids))
+    batch = getattr(_current, "batch", None)
+    if batch is None or batch.sent:
+        batch = _current.batch = _Batch()
+    batch.ids |= ids
+    transaction.on_commit(batch.send)
 
 
 def _scenario_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
@@ -61,8 +75,6 @@ def _scenario_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 def _candidate_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-    from scenarios.models import Corpus
-
     corpus = Corpus.objects.filter(pk=instance.corpus_id)
     decision_type_id = corpus.values_list("decision_type_id", flat=True).first()
     if decision_type_id is not None:
@@ -83,27 +95,8 @@ def _version_changed(sender: Any, instance: ContractVersion, **kwargs: Any) -> N
         _queue(instance.decision_type_id, exclude=instance.pk)
 
 
-def _recover_stale_reports(sender: Any, stdout: Any = None, **kwargs: Any) -> None:
-    """A worker starts: reports a stopped worker left computing are queued again (or
-    failed), as its suite runs are."""
-    from .stored import report_state, reports_requeue_stale
-
-    for stored in reports_requeue_stale():
-        if stdout is not None:
-            stdout.write(
-                f"Impact report of version {stored.version_id}: {stored.status}. "
-                f"{report_state(stored)}"
-            )
-
-
 def connect() -> None:
     """Called once, from `PublishingConfig.ready`."""
-    from scenarios.heartbeat import stale_work_check, worker_starting
-    from scenarios.models import Corpus, CorpusCandidate, Scenario
-
-    worker_starting.connect(_recover_stale_reports, dispatch_uid="impact-worker-starting")
-    stale_work_check.connect(_recover_stale_reports, dispatch_uid="impact-stale-work-check")
-
     receivers = [
         (_scenario_changed, Scenario),
         (_scenario_changed, Corpus),

@@ -31,7 +31,7 @@ def no_compiles(monkeypatch):
     def refuse(version):
         raise AssertionError("a request compiled the impact report")
 
-    monkeypatch.setattr("publishing.impact.stored.impact_report", refuse)
+    monkeypatch.setattr("publishing.impact.computing.impact_report", refuse)
 
 
 def drain_queue():

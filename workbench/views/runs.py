@@ -77,9 +77,6 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
 @require_GET
 def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
-    if run.status == run.Status.RUNNING and services.run_requeue_if_stale(run_id=run.pk):
-        # Its worker had stopped: the page shows it requeued (or failed).
-        run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"

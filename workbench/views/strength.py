@@ -45,9 +45,6 @@ def _render(
     status: int = 200,
 ) -> HttpResponse:
     run = selectors.latest_mutation_run(version=version)
-    if run is not None and run.status == run.Status.RUNNING:
-        # Its worker had stopped: the page shows it failed, and why.
-        run = services.mutation_run_fail_if_stale(run_id=run.pk) or run
     may_edit = services.can_edit(request.user, version.decision_type)
     context = {
         "decision_type": version.decision_type,
