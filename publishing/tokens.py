@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
+from guardian.shortcuts import get_objects_for_user
 
 from compiler.keys import key_set_json
 from contracts import roles, selectors
@@ -241,8 +242,6 @@ def types_for_tokens(*, user: AbstractBaseUser | Any) -> QuerySet[DecisionType]:
     """The decision types a person may create a token for: those they own."""
     if not user.is_authenticated:
         return DecisionType.objects.none()
-    from guardian.shortcuts import get_objects_for_user
-
     return get_objects_for_user(user, f"contracts.{roles.EDIT}", klass=DecisionType)
 
 

@@ -15,6 +15,7 @@ Imported from `PublishingConfig.ready` (it imports models).
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from django.db import transaction
@@ -29,20 +30,18 @@ UNDER_REVIEW = (ContractVersion.Status.IN_REVIEW, ContractVersion.Status.APPROVE
 
 
 class _Batch:
-    """The versions queued while one transaction is open, recomputed once when it commits."""
+    """The versions queued while one transaction is open, recomputed once when it commits.
+
+    The transaction's commit hooks hold the only strong reference to a batch: a rollback
+    drops the hooks, and with them the batch, so the weak reference kept here dies with the
+    transaction and its versions are never sent."""
 
     def __init__(self) -> None:
         self.ids: set[int] = set()
         self.sent = False
 
-    def send(self) -> None:
-        # Every change in the transaction registered this; the first to run after the commit
-        # sends the whole batch, the rest find it sent.
-        if self.sent:
-            return
+    def __call__(self) -> None:
         self.sent = True
-        if getattr(_current, "batch", None) is self:
-            _current.batch = None
         report_refresh(version_ids=sorted(self.ids))
 
 
@@ -57,17 +56,19 @@ def _queue(decision_type_id: int | None, *, exclude: int | None = None) -> None:
 
 
 def _queue_versions(ids: set[int]) -> None:
-    """One recomputation per version per transaction, after it commits. A rolled-back
-    transaction never sends its batch; the batch stays open and goes with the next commit
-    on this thread, which only costs a hash of the inputs (the task compiles nothing when
-    they are as they were), never a lost recomputation."""
+    """One recomputation per version per transaction, after it commits (at once outside a
+    transaction); a rolled-back transaction queues none."""
     if not ids:
         return
-    batch = getattr(_current, "batch", None)
+    reference = getattr(_current, "batch", None)
+    batch = reference() if reference is not None else None
     if batch is None or batch.sent:
-        batch = _current.batch = _Batch()
-    batch.ids |= ids
-    transaction.on_commit(batch.send)
+        batch = _Batch()
+        _current.batch = weakref.ref(batch)
+        batch.ids |= ids
+        transaction.on_commit(batch)
+    else:
+        batch.ids |= ids
 
 
 def _scenario_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
