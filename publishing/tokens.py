@@ -21,7 +21,6 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import Http404
 from django.utils import timezone
 from guardian.shortcuts import get_objects_for_user
 
@@ -235,7 +234,7 @@ def token_for_user(*, user: Actor, pk: int) -> ServiceToken:
     try:
         return tokens_for_user(user=user).get(pk=pk)
     except ServiceToken.DoesNotExist:
-        raise Http404("No such token.") from None
+        raise ServiceToken.DoesNotExist("No such token.") from None
 
 
 def types_for_tokens(*, user: AbstractBaseUser | Any) -> QuerySet[DecisionType]:
