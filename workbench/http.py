@@ -1,0 +1,18 @@
+"""The request types the views are written against.
+
+Django hands every view an `HttpRequest`; the middleware and the API framework add attributes
+its type does not know about. These subclasses name them, for the type checker only: nothing
+constructs them.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from django_htmx.middleware import HtmxDetails
+
+
+class HtmxRequest(HttpRequest):
+    """A request that went through django-htmx's middleware (settings.MIDDLEWARE), which sets
+    `htmx`: falsy for a plain request, the htmx headers' details for an htmx one."""
+
+    htmx: HtmxDetails
