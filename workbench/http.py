@@ -10,9 +10,18 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
+from publishing.models import ServiceToken
+
 
 class HtmxRequest(HttpRequest):
     """A request that went through django-htmx's middleware (settings.MIDDLEWARE), which sets
     `htmx`: falsy for a plain request, the htmx headers' details for an htmx one."""
 
     htmx: HtmxDetails
+
+
+class ApiRequest(HttpRequest):
+    """A request to the machine API (`workbench.api`) past its token check: django-ninja sets
+    `auth` to what the authenticator returned, the service token."""
+
+    auth: ServiceToken

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -15,6 +15,7 @@ from django_htmx.http import HTMX_STOP_POLLING
 
 from scenarios import selectors, services
 from workbench.forms import scenarios as forms
+from workbench.http import HtmxRequest
 
 from .scenario_common import _template
 
@@ -24,13 +25,13 @@ SHOWN_VERDICTS = ("violation", "finding")
 
 
 @require_GET
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: HtmxRequest) -> HttpResponse:
     decision_types = selectors.decision_types_with_counts(user=request.user)
     return render(request, "scenarios/index.html", {"decision_types": decision_types})
 
 
 @require_GET
-def suite(request: HttpRequest, key: str) -> HttpResponse:
+def suite(request: HtmxRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     runs = list(selectors.runs(decision_type=decision_type))
     context = {
@@ -49,7 +50,7 @@ def suite(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
-def run_start(request: HttpRequest, key: str) -> HttpResponse:
+def run_start(request: HtmxRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     if not services.can_run(request.user, decision_type):
         raise PermissionDenied(services.NOT_ALLOWED)
@@ -75,7 +76,7 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     if run.status == run.Status.RUNNING and services.run_requeue_if_stale(run_id=run.pk):
         # Its worker had stopped: the page shows it requeued (or failed).
@@ -122,7 +123,7 @@ def _page_number(value: str | None) -> int:
     return int(value) if value and value.isdigit() and int(value) > 0 else 1
 
 
-def _page_links(request: HttpRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
+def _page_links(request: HtmxRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
     """The URLs of the previous and next pages of detail rows (other parameters kept) and the
     next page's rows alone (what the lazy-loading row fetches)."""
     if matrix is None:
@@ -163,7 +164,7 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 
 
 @require_GET
-def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def run_report(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     # Streamed: a large run's report is written as its rows are read.
@@ -173,7 +174,7 @@ def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 
 @require_GET
-def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def run_coverage(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     run = selectors.run_for_user(user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.coverage_matrix(run=run)
     context = {
@@ -187,7 +188,7 @@ def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 
 @require_GET
-def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+def result_packet(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
     result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
     context = {
         "decision_type": result.run.decision_type,
@@ -199,7 +200,7 @@ def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpR
 
 
 @require_GET
-def result_diff(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+def result_diff(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
     result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
     diff = selectors.result_diff(result=result, focus=request.GET.get("proposition"))
     context = {"decision_type": result.run.decision_type, "run": result.run, "diff": diff}

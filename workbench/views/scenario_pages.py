@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -19,6 +19,7 @@ from contracts.documents import contract_document
 from scenarios import selectors, services
 from scenarios.models import Scenario
 from workbench.forms import scenarios as forms
+from workbench.http import HtmxRequest
 
 from .helpers import form_errors as _form_errors
 from .helpers import require_edit as _require_edit
@@ -43,7 +44,7 @@ def _propositions(decision_type: Any) -> list[str]:
 
 
 @require_http_methods(["GET", "POST"])
-def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> HttpResponse:
+def scenario_edit(request: HtmxRequest, key: str, pk: int | None = None) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     _require_edit(request, decision_type)
     scenario = (
@@ -105,7 +106,7 @@ def _expectations_token(expectations: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(expectations, sort_keys=True).encode()).hexdigest()
 
 
-def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | None) -> dict:
+def _scenario_context(request: HtmxRequest, scenario: Scenario, number: int | None) -> dict:
     decision_type = scenario.decision_type
     version = selectors.version_for(decision_type=decision_type, number=number)
     context: dict[str, Any] = {
@@ -130,14 +131,14 @@ def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | No
 
 
 @require_GET
-def scenario_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def scenario_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
     context = _scenario_context(request, scenario, int_parameter(request.GET, "version"))
     return render(request, _template(request, "scenario", "result"), context)
 
 
 @require_POST
-def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def scenario_take_expected(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     number = int_parameter(request.POST, "version")
@@ -170,7 +171,7 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
 
 
 @require_GET
-def scenario_compare(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def scenario_compare(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
     version = selectors.version_for(
         decision_type=scenario.decision_type, number=int_parameter(request.GET, "version")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -19,6 +19,7 @@ from contracts import selectors as contract_selectors
 from contracts.models import ContractVersion
 from scenarios import selectors, services
 from workbench.forms.scenarios import ProposalForm
+from workbench.http import HtmxRequest
 
 from .helpers import FORM_INVALID, page_or_partial, require_edit
 
@@ -32,13 +33,13 @@ TEMPLATE = "scenarios/strength.html"
 
 
 @require_GET
-def version_strength(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_strength(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
     return _render(request, version)
 
 
 def _render(
-    request: HttpRequest,
+    request: HtmxRequest,
     version: ContractVersion,
     *,
     errors: list[str] | None = None,
@@ -73,7 +74,7 @@ def _page(version: ContractVersion, anchor: str = "") -> str:
 
 
 @require_POST
-def version_strength_start(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_strength_start(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     try:
@@ -87,7 +88,7 @@ def version_strength_start(request: HttpRequest, key: str, number: int) -> HttpR
 
 
 @require_POST
-def version_strength_add(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_strength_add(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """ "Add this scenario": the proposal of a surviving mutant of one of the version's runs
     becomes a scenario (`services.proposal_add`)."""
     version = contract_selectors.version_for_user(user=request.user, key=key, number=number)

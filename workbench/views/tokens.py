@@ -18,7 +18,7 @@ from pathlib import Path
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -26,6 +26,7 @@ from compiler.contract_tests import InvalidTestFiles
 from contracts import selectors
 from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
+from workbench.http import HtmxRequest
 
 from .parameters import int_parameter
 
@@ -51,7 +52,7 @@ class TokenForm(forms.Form):
         field.label_from_instance = lambda t: f"{t.key} — {t.title}"  # type: ignore[attr-defined]
 
 
-def _page(request: HttpRequest, form: TokenForm, *, secret: str = "", status: int = 200):
+def _page(request: HtmxRequest, form: TokenForm, *, secret: str = "", status: int = 200):
     context = {
         "form": form,
         "tokens": tokens.tokens_with_standing(user=request.user),
@@ -64,7 +65,7 @@ def _page(request: HttpRequest, form: TokenForm, *, secret: str = "", status: in
 
 
 @require_http_methods(["GET", "POST"])
-def token_list(request: HttpRequest) -> HttpResponse:
+def token_list(request: HtmxRequest) -> HttpResponse:
     if request.method == "GET":
         return _page(request, TokenForm(user=request.user))
     if not tokens.types_for_tokens(user=request.user).exists():
@@ -88,7 +89,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+def token_revoke(request: HtmxRequest, pk: int) -> HttpResponse:
     token = tokens.token_for_user(user=request.user, pk=pk)
     try:
         tokens.token_revoke(actor=request.user, token=token)
@@ -101,7 +102,7 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-def recorded_decisions_replay(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def recorded_decisions_replay(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     version = selectors.version_for_user(user=request.user, key=key, number=number)
     if not replay.may_replay(request.user, version):
         raise PermissionDenied
@@ -111,7 +112,7 @@ def recorded_decisions_replay(request: HttpRequest, key: str, number: int) -> Ht
 
 
 @require_GET
-def contract_tests_zip(request: HttpRequest, key: str) -> HttpResponse:
+def contract_tests_zip(request: HtmxRequest, key: str) -> HttpResponse:
     """The type's contract tests as a zip of the directory `evidence-compiler test` runs: of
     the version `?version=N` names (404 when it has none), else of the current version."""
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
@@ -134,7 +135,7 @@ IMPORTED = "Imported the contract tests: {count} change(s) written."
 
 
 @require_http_methods(["GET", "POST"])
-def contract_tests_import(request: HttpRequest, key: str) -> HttpResponse:
+def contract_tests_import(request: HtmxRequest, key: str) -> HttpResponse:
     """Upload a zip, read the plan; confirm (the zip comes back in the form, base64) to
     apply it: the draft's contract and the suite. The plan's sha256 must still hold when
     confirmed (409 otherwise)."""

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -16,6 +16,7 @@ from contracts import selectors, services
 from contracts.documents import contract_document
 from publishing import review
 from publishing.impact import contract_changes
+from workbench.http import HtmxRequest
 
 from .parameters import int_parameter
 from .review import LOST_RACE, lost_race
@@ -26,7 +27,7 @@ BAD_DIFF = "Choose two versions of this decision type to compare."
 
 
 @require_GET
-def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
+def decision_type_versions(request: HtmxRequest, key: str) -> HttpResponse:
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     versions = list(
         decision_type.versions.select_related("created_by", "parent").order_by("-number")
@@ -44,7 +45,7 @@ def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def version_diff(request: HttpRequest, key: str) -> HttpResponse:
+def version_diff(request: HtmxRequest, key: str) -> HttpResponse:
     """The structural diff between any two versions (`?from=N&to=M`; by default the latest
     version against the one it was started from)."""
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
@@ -77,7 +78,7 @@ def version_diff(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
-def version_start_draft(request: HttpRequest, key: str) -> HttpResponse:
+def version_start_draft(request: HtmxRequest, key: str) -> HttpResponse:
     """The way to change a frozen (published, superseded, retired) contract: a new draft
     copied from the latest version. Refused, with the reason, while a version is open."""
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
