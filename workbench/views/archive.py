@@ -16,6 +16,7 @@ from scenarios import selectors, services
 from scenarios.models import CorpusCandidate
 from workbench.http import HtmxRequest
 
+from .helpers import found
 from .helpers import require_edit as _require_edit
 
 # Messages tests assert on.
@@ -38,7 +39,7 @@ def _act(request: HtmxRequest, action: Callable[[], Any], done: str, name: str) 
 def _scenario_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
     def view(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-        scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+        scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
         _require_edit(request, scenario.decision_type)
         _act(request, lambda: service(actor=request.user, scenario=scenario), done, scenario.name)
         return redirect("scenarios:suite", key=key)
@@ -52,7 +53,7 @@ scenario_restore = _scenario_toggle(services.scenario_restore, RESTORED)
 
 @require_POST
 def scenario_clone(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     try:
         copy = services.scenario_clone(actor=request.user, scenario=scenario)
@@ -67,7 +68,7 @@ def scenario_clone(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
 def _corpus_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
     def view(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-        corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+        corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
         _require_edit(request, corpus.decision_type)
         if _act(request, lambda: service(actor=request.user, corpus=corpus), done, corpus.name):
             return redirect("scenarios:suite", key=key)
@@ -81,7 +82,7 @@ corpus_restore = _corpus_toggle(services.corpus_restore, RESTORED)
 
 
 def _candidate(request: HtmxRequest, key: str, pk: int, candidate_id: str) -> CorpusCandidate:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
     candidate = corpus.candidates.filter(candidate_id=candidate_id).first()
     if candidate is None:

@@ -18,7 +18,7 @@ from contracts.models import SourceClass, SourceClassProposal
 from workbench import forms
 from workbench.http import HtmxRequest
 
-from .helpers import CONFLICT, FORM_INVALID, form_errors
+from .helpers import CONFLICT, FORM_INVALID, form_errors, found
 
 # Messages tests assert on.
 SOURCE_CLASS_SAVED = "Saved source class '{key}'."
@@ -102,7 +102,7 @@ def source_class_create(request: HtmxRequest) -> HttpResponse:
 def source_class_edit(request: HtmxRequest, key: str) -> HttpResponse:
     if not selectors.can_manage_catalogue(user=request.user):
         return _catalogue_refused(request, services.CATALOGUE_MANAGERS_ONLY)
-    source_class = selectors.source_class_get(key=key)
+    source_class = found(selectors.source_class_get, key=key)
     context: dict[str, Any] = {
         "source_class": source_class,
         "action": reverse("source_class_edit", kwargs={"key": key}),
@@ -148,7 +148,7 @@ def source_class_propose(request: HtmxRequest, key: str | None = None) -> HttpRe
     """A policy owner proposes new values for a class (or a new class, without `key`)."""
     if not selectors.can_propose_catalogue_change(user=request.user):
         return _catalogue_refused(request, services.PROPOSERS_ONLY)
-    source_class = selectors.source_class_get(key=key) if key is not None else None
+    source_class = found(selectors.source_class_get, key=key) if key is not None else None
     form_class = forms.SourceClassProposalForm if source_class else forms.NewSourceClassProposalForm
     if request.method == "POST":
         form = form_class(request.POST, instance=SourceClassProposal())
@@ -212,7 +212,7 @@ def _render_proposal(
 
 @require_GET
 def source_class_proposal(request: HtmxRequest, pk: int) -> HttpResponse:
-    return _render_proposal(request, selectors.proposal_for_user(user=request.user, pk=pk))
+    return _render_proposal(request, found(selectors.proposal_for_user, user=request.user, pk=pk))
 
 
 def _decide_proposal(
@@ -220,7 +220,7 @@ def _decide_proposal(
 ) -> HttpResponse:
     if not selectors.can_manage_catalogue(user=request.user):
         return _catalogue_refused(request, services.CATALOGUE_MANAGERS_ONLY)
-    proposal = selectors.proposal_for_user(user=request.user, pk=pk)
+    proposal = found(selectors.proposal_for_user, user=request.user, pk=pk)
     form = forms.ProposalDecisionForm(request.POST)
     if not form.is_valid():
         return _render_proposal(request, proposal, form=form, status=FORM_INVALID)

@@ -18,6 +18,7 @@ from workbench.forms import scenarios as forms
 from workbench.http import HtmxRequest
 
 from .helpers import form_errors as _form_errors
+from .helpers import found
 from .helpers import require_edit as _require_edit
 from .scenario_common import _lock, _template, _warn
 
@@ -34,7 +35,7 @@ UNSAFE_IN_FILENAME = re.compile(r'[\x00-\x1f\x7f-\x9f"\\/\s]+')
 
 @require_http_methods(["GET", "POST"])
 def corpus_import(request: HtmxRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     _require_edit(request, decision_type)
     problems = []
     status = 200
@@ -69,7 +70,7 @@ def corpus_import(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_GET
 def corpus_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
@@ -84,7 +85,7 @@ def corpus_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
 
 @require_GET
 def corpus_export(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     response = JsonResponse(selectors.corpus_export(corpus=corpus), json_dumps_params={"indent": 2})
     response["Content-Disposition"] = content_disposition_header(
         True, _download_name(f"{corpus.decision_type.key}-{corpus.name}.json")
@@ -103,7 +104,7 @@ def _download_name(name: str) -> str:
 def candidate_edit(
     request: HtmxRequest, key: str, pk: int, candidate_id: str | None = None
 ) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
     known = selectors.known_values(decision_type=corpus.decision_type, corpus=corpus)
     existing = None

@@ -4,10 +4,11 @@ tells the panels the contract changed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponse
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django_htmx.http import trigger_client_event
 
@@ -21,6 +22,18 @@ CONFLICT = 409
 
 # The client event an edit sends; panels listen with hx-trigger="contractChanged from:body".
 CHANGED_EVENT = "contractChanged"
+
+
+def found[**P, T](lookup: Callable[P, T | None], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """What a selector looked up, or 404: selectors say "not there" with the model's
+    DoesNotExist (or None) and leave the HTTP answer to the view."""
+    try:
+        value = lookup(*args, **kwargs)
+    except ObjectDoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    if value is None:
+        raise Http404(f"Nothing found by {lookup.__name__}.")
+    return value
 
 
 def page_or_partial(request: HtmxRequest, template: str, partial: str) -> str:

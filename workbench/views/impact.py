@@ -21,6 +21,7 @@ from publishing.replay import may_replay, recorded_decisions
 from workbench.forms.review import JustifyForm
 from workbench.http import HtmxRequest
 
+from .helpers import found
 from .review import report_waiting, require_role, review_context
 
 JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
@@ -31,7 +32,7 @@ REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed ag
 def version_impact(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The impact report: what a reviewer reads before deciding (anyone who can see the type
     may read it; only a reviewer gets the approve button under it)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     return _render_impact(request, version)
 
 
@@ -70,7 +71,7 @@ def _render_impact(
 @require_POST
 def version_justify(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """An owner records why a violation of the impact report is acceptable."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_role(request, version, review.SUBMIT)
     form = JustifyForm(request.POST)
     if not form.is_valid():
@@ -92,7 +93,7 @@ def _may_retry(request: HtmxRequest, version: ContractVersion) -> bool:
 @require_POST
 def version_impact_retry(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """Compute again a report that failed for good (`review.report_retry`)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if not _may_retry(request, version):
         raise PermissionDenied(services.NOT_ALLOWED)
     try:

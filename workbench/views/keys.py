@@ -15,6 +15,8 @@ from contracts import selectors
 from publishing import review, signing, tokens
 from workbench.http import HtmxRequest
 
+from .helpers import found
+
 # Messages tests assert on.
 KEY_CREATED = "Your signing key is {key_id}."
 KEY_REVOKED = "Key {key_id} is revoked: what it signs from now on is invalid."
@@ -26,7 +28,7 @@ KEY_RETIRE_UNCONFIRMED = (
 
 @require_GET
 def version_bundle(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     bundle = review.version_bundle(version)
     if bundle is None:
         raise Http404(review.NO_BUNDLE.format(number=number))
@@ -40,7 +42,7 @@ def version_bundle(request: HtmxRequest, key: str, number: int) -> HttpResponse:
 def version_key_set(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The key set (keys.json) of the keys that signed the type's bundles, narrowed to this
     type: with the bundle, all `python -m compiler verify-bundle` needs (`--public-key`)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if review.version_bundle(version) is None:
         raise Http404(review.NO_BUNDLE.format(number=number))
     response = HttpResponse(

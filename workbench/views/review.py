@@ -41,7 +41,7 @@ from workbench.forms.review import (
 )
 from workbench.http import HtmxRequest
 
-from .helpers import CHANGED_EVENT
+from .helpers import CHANGED_EVENT, found
 from .keys import KEY_CREATED  # noqa: F401 - its old home; tests read it as review_views.X
 from .statements import report_or_none, statements_to_sign
 
@@ -193,7 +193,7 @@ def _transition(
     done: Callable[[ContractVersion, object], str],
 ) -> HttpResponse:
     """Permission, form, action, answer: the shape of every button."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_role(request, version, action)
     form = form_class(request.POST) if form_class is not None else None
     if form is not None and not form.is_valid():
@@ -226,7 +226,7 @@ def _transition(
 
 @require_GET
 def version_review(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     return _render_review(request, version)
 
 

@@ -17,6 +17,7 @@ from scenarios import selectors, services
 from workbench.forms import scenarios as forms
 from workbench.http import HtmxRequest
 
+from .helpers import found
 from .scenario_common import _template
 
 # Messages tests assert on.
@@ -32,7 +33,7 @@ def index(request: HtmxRequest) -> HttpResponse:
 
 @require_GET
 def suite(request: HtmxRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     runs = list(selectors.runs(decision_type=decision_type))
     context = {
         "decision_type": decision_type,
@@ -51,7 +52,7 @@ def suite(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_POST
 def run_start(request: HtmxRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     if not services.can_run(request.user, decision_type):
         raise PermissionDenied(services.NOT_ALLOWED)
     form = forms.RunForm(request.POST, decision_type=decision_type)
@@ -63,8 +64,11 @@ def run_start(request: HtmxRequest, key: str) -> HttpResponse:
     )
     scenario = None
     if form.cleaned_data.get("scenario"):
-        scenario = selectors.scenario_for_user(
-            user=request.user, key=key, pk=form.cleaned_data["scenario"]
+        scenario = found(
+            selectors.scenario_for_user,
+            user=request.user,
+            key=key,
+            pk=form.cleaned_data["scenario"],
         )
     try:
         run = services.run_start(actor=request.user, version=version, scenario=scenario)
@@ -77,10 +81,10 @@ def run_start(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_GET
 def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     if run.status == run.Status.RUNNING and services.run_requeue_if_stale(run_id=run.pk):
         # Its worker had stopped: the page shows it requeued (or failed).
-        run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+        run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
@@ -166,7 +170,7 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 @require_GET
 def run_report(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
-    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     # Streamed: a large run's report is written as its rows are read.
     return StreamingHttpResponse(
         selectors.run_report_stream(run=run), content_type="application/json"
@@ -175,7 +179,7 @@ def run_report(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
 
 @require_GET
 def run_coverage(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.coverage_matrix(run=run)
     context = {
         "decision_type": run.decision_type,
@@ -189,7 +193,7 @@ def run_coverage(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
 
 @require_GET
 def result_packet(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
-    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    result = found(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
     context = {
         "decision_type": result.run.decision_type,
         "run": result.run,
@@ -201,7 +205,7 @@ def result_packet(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpR
 
 @require_GET
 def result_diff(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
-    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    result = found(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
     diff = selectors.result_diff(result=result, focus=request.GET.get("proposition"))
     context = {"decision_type": result.run.decision_type, "run": result.run, "diff": diff}
     return render(request, _template(request, "diff", "diff"), context)

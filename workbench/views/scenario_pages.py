@@ -22,6 +22,7 @@ from workbench.forms import scenarios as forms
 from workbench.http import HtmxRequest
 
 from .helpers import form_errors as _form_errors
+from .helpers import found
 from .helpers import require_edit as _require_edit
 from .parameters import int_parameter
 from .scenario_common import _lock, _template, _warn
@@ -45,10 +46,12 @@ def _propositions(decision_type: Any) -> list[str]:
 
 @require_http_methods(["GET", "POST"])
 def scenario_edit(request: HtmxRequest, key: str, pk: int | None = None) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     _require_edit(request, decision_type)
     scenario = (
-        selectors.scenario_for_user(user=request.user, key=key, pk=pk) if pk is not None else None
+        found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+        if pk is not None
+        else None
     )
     propositions = _propositions(decision_type)
     if scenario is not None:
@@ -132,14 +135,14 @@ def _scenario_context(request: HtmxRequest, scenario: Scenario, number: int | No
 
 @require_GET
 def scenario_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     context = _scenario_context(request, scenario, int_parameter(request.GET, "version"))
     return render(request, _template(request, "scenario", "result"), context)
 
 
 @require_POST
 def scenario_take_expected(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     number = int_parameter(request.POST, "version")
     context = _scenario_context(request, scenario, number)
@@ -172,7 +175,7 @@ def scenario_take_expected(request: HtmxRequest, key: str, pk: int) -> HttpRespo
 
 @require_GET
 def scenario_compare(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     version = selectors.version_for(
         decision_type=scenario.decision_type, number=int_parameter(request.GET, "version")
     )

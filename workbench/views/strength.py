@@ -21,7 +21,7 @@ from scenarios import selectors, services
 from workbench.forms.scenarios import ProposalForm
 from workbench.http import HtmxRequest
 
-from .helpers import FORM_INVALID, page_or_partial, require_edit
+from .helpers import FORM_INVALID, found, page_or_partial, require_edit
 
 # Messages tests assert on.
 STRENGTH_QUEUED = "Suite strength of version {number} is being computed."
@@ -34,7 +34,7 @@ TEMPLATE = "scenarios/strength.html"
 
 @require_GET
 def version_strength(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(contract_selectors.version_for_user, user=request.user, key=key, number=number)
     return _render(request, version)
 
 
@@ -75,7 +75,7 @@ def _page(version: ContractVersion, anchor: str = "") -> str:
 
 @require_POST
 def version_strength_start(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(contract_selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     try:
         run = services.mutation_run_start(actor=request.user, version=version)
@@ -91,7 +91,7 @@ def version_strength_start(request: HtmxRequest, key: str, number: int) -> HttpR
 def version_strength_add(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """ "Add this scenario": the proposal of a surviving mutant of one of the version's runs
     becomes a scenario (`services.proposal_add`)."""
-    version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(contract_selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     form = ProposalForm(request.POST)
     if not form.is_valid():

@@ -28,6 +28,7 @@ from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
 from workbench.http import HtmxRequest
 
+from .helpers import found
 from .parameters import int_parameter
 
 TEMPLATE = "publishing/tokens.html"
@@ -103,7 +104,7 @@ def token_revoke(request: HtmxRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def recorded_decisions_replay(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if not replay.may_replay(request.user, version):
         raise PermissionDenied
     replay.replay_start(actor=request.user, version=version)
@@ -115,10 +116,10 @@ def recorded_decisions_replay(request: HtmxRequest, key: str, number: int) -> Ht
 def contract_tests_zip(request: HtmxRequest, key: str) -> HttpResponse:
     """The type's contract tests as a zip of the directory `evidence-compiler test` runs: of
     the version `?version=N` names (404 when it has none), else of the current version."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     number = int_parameter(request.GET, "version")
     version = (
-        selectors.version_for_user(user=request.user, key=key, number=number)
+        found(selectors.version_for_user, user=request.user, key=key, number=number)
         if number is not None
         else None
     )
@@ -139,7 +140,7 @@ def contract_tests_import(request: HtmxRequest, key: str) -> HttpResponse:
     """Upload a zip, read the plan; confirm (the zip comes back in the form, base64) to
     apply it: the draft's contract and the suite. The plan's sha256 must still hold when
     confirmed (409 otherwise)."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     if not selectors.can_edit(user=request.user, decision_type=decision_type):
         raise PermissionDenied
     context: dict[str, object] = {"decision_type": decision_type}

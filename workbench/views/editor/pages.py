@@ -11,14 +11,14 @@ from contracts import selectors, services
 from contracts.models import ContractVersion
 from workbench import forms
 from workbench.http import HtmxRequest
-from workbench.views.helpers import FORM_INVALID, require_edit
+from workbench.views.helpers import FORM_INVALID, found, require_edit
 
 from .fragments import EDITOR_TEMPLATE, edit, render_version
 
 
 @require_GET
 def decision_type_detail(request: HtmxRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     version = selectors.current_version(decision_type=decision_type)
     if version is None:
         return render(request, EDITOR_TEMPLATE, {"decision_type": decision_type, "version": None})
@@ -27,21 +27,21 @@ def decision_type_detail(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_GET
 def version_detail(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     return render_version(request, version)
 
 
 @require_GET
 def version_panel(request: HtmxRequest, key: str, number: int, panel: str) -> HttpResponse:
     """The lint, preview or history panel (`panel`, set by the URL), or the page around it."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     return render_version(request, version, panel)
 
 
 @require_GET
 def version_contract_json(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """Exactly what the compiler receives, or 422 with every reason it would refuse it."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     preview = selectors.version_preview(version=version)
     if not preview.valid:
         problems = [{"loc": list(p.loc), "msg": p.msg} for p in preview.problems]
@@ -51,7 +51,7 @@ def version_contract_json(request: HtmxRequest, key: str, number: int) -> HttpRe
 
 @require_POST
 def version_settings(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     return edit(
         request,

@@ -21,6 +21,7 @@ from workbench.views.helpers import (
     changed,
     error_messages,
     form_errors,
+    found,
     require_edit,
 )
 
@@ -37,7 +38,7 @@ def _access_change(
     change: Callable[[DecisionType, Any, dict[str, Any]], object],
 ) -> HttpResponse:
     """Grant or revoke a role, then answer with the people card (htmx) or the page."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     require_edit(request, decision_type)
     version = selectors.current_version(decision_type=decision_type)
     if form.is_valid():

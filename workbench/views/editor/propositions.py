@@ -17,6 +17,7 @@ from workbench.http import HtmxRequest
 from workbench.views.helpers import (
     CONFLICT,
     changed,
+    found,
     require_edit,
 )
 
@@ -37,7 +38,7 @@ def _editable_proposition(
 
     @wraps(view)
     def wrapper(request: HtmxRequest, key: str, number: int, pk: int) -> HttpResponse:
-        version = selectors.version_for_user(user=request.user, key=key, number=number)
+        version = found(selectors.version_for_user, user=request.user, key=key, number=number)
         require_edit(request, version.decision_type)
         proposition = _proposition(version, pk)
         if proposition is None:
@@ -56,7 +57,7 @@ def _gone(request: HtmxRequest, version: ContractVersion) -> HttpResponse:
 
 @require_POST
 def proposition_add(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     form = forms.PropositionAddForm(
         request.POST, class_choices=class_choices(selectors.source_classes())
