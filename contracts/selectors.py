@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth import models as auth
 from django.db.models import Prefetch, Q, QuerySet
 from guardian.shortcuts import get_objects_for_user
 
@@ -37,7 +36,8 @@ from .models import (
     source_class_changes,
 )
 
-User = AbstractBaseUser | AnonymousUser
+# Who reads: anyone, signed in or not (an anonymous person sees nothing).
+User = auth.User | auth.AnonymousUser
 
 
 def decision_types_for_user(*, user: User) -> QuerySet[DecisionType]:
@@ -135,7 +135,7 @@ def dashboard_rows(*, user: User) -> list[DashboardRow]:
             )
         )
     )
-    latest: dict[int, AuditEvent] = {}
+    latest: dict[int | None, AuditEvent] = {}
     events = (
         AuditEvent.objects.filter(decision_type__in=[t.pk for t in types])
         .select_related("actor")

@@ -112,7 +112,7 @@ def token_create(
     for decision_type in types:
         audit_record(
             actor=actor,
-            action=TOKEN_CREATED,  # type: ignore[arg-type]  (a plain string action)
+            action=TOKEN_CREATED,
             decision_type=decision_type,
             summary=f"Created service token '{token.name}' ({token.prefix}…)",
             changes={"token": token.prefix, "types": [t.key for t in types]},
@@ -138,7 +138,7 @@ def token_revoke(*, actor: Actor, token: ServiceToken) -> ServiceToken:
     for decision_type in token.decision_types.all():
         audit_record(
             actor=actor,
-            action=TOKEN_REVOKED,  # type: ignore[arg-type]
+            action=TOKEN_REVOKED,
             decision_type=decision_type,
             summary=f"Revoked service token '{token.name}' ({token.prefix}…)",
             changes={"token": token.prefix},

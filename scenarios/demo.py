@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -20,6 +20,9 @@ from contracts.selectors import current_version
 
 from . import services
 from .models import Corpus, Scenario
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 ATLAS_KEY = contracts_demo.ATLAS.key
 REFUND_KEY = contracts_demo.REFUND_DESK.key
@@ -277,7 +280,7 @@ SCENARIOS = (
 
 
 @transaction.atomic
-def load(out: TextIO, *, queue_runs: bool = True) -> None:
+def load(out: SupportsWrite[str], *, queue_runs: bool = True) -> None:
     """Create the demo corpora and scenarios; queue a first run for a type never run."""
     owner = get_user_model().objects.get(username=contracts_demo.OWNER)
     types = {t.key: t for t in DecisionType.objects.filter(key__in=[ATLAS_KEY, REFUND_KEY])}

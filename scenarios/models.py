@@ -70,6 +70,9 @@ class Archivable(models.Model):
 class Corpus(Archivable):
     """A named pool of candidates for one decision type, with its entity/role directory."""
 
+    # Not stored: what the import service warned about, on the row it returns.
+    warnings: list[str]
+
     decision_type = models.ForeignKey(
         DecisionType, on_delete=models.PROTECT, related_name="corpora"
     )
@@ -96,6 +99,9 @@ class Corpus(Archivable):
 
 class CorpusCandidate(Archivable):
     """One candidate, stored as the compiler's JSON (defaults left out) under its id."""
+
+    # Not stored: what the service that saved it warned about, on the row it returns.
+    warnings: list[str]
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="candidates")
     position = models.PositiveIntegerField(default=0)

@@ -28,6 +28,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError
 from ninja.security import HttpBearer
@@ -287,4 +288,5 @@ def post_decisions(request: ApiRequest, batch: ReceiptBatch) -> Any:
 # API's sign-in, so its views are exempt from the session one.
 urlpatterns, _ninja_app, app_name = api.urls
 for _pattern in urlpatterns:
-    login_not_required(_pattern.callback)
+    if isinstance(_pattern, URLPattern):  # ninja's patterns are all views, no includes
+        login_not_required(_pattern.callback)

@@ -7,6 +7,7 @@ constructs them.
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
@@ -18,6 +19,9 @@ class HtmxRequest(HttpRequest):
     `htmx`: falsy for a plain request, the htmx headers' details for an htmx one."""
 
     htmx: HtmxDetails
+    # LoginRequiredMiddleware (settings.MIDDLEWARE) lets no anonymous request reach a view
+    # written against this type; the project keeps Django's own user model.
+    user: User
 
 
 class ApiRequest(HttpRequest):

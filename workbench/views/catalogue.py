@@ -53,7 +53,7 @@ def source_class_list(request: HtmxRequest) -> HttpResponse:
     )
 
 
-def _catalogue_values(form: forms.forms.Form) -> dict[str, Any]:
+def _catalogue_values(form: forms.forms.BaseForm) -> dict[str, Any]:
     return {f: form.cleaned_data[f] for f in forms.SourceClassEditForm.Meta.fields}
 
 

@@ -75,7 +75,7 @@ def version_justify(request: HtmxRequest, key: str, number: int) -> HttpResponse
     require_role(request, version, review.SUBMIT)
     form = JustifyForm(request.POST)
     if not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        errors = [f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()]
         return _render_impact(request, version, errors=errors)
     try:
         review.violation_justify(actor=request.user, version=version, **form.cleaned_data)

@@ -182,22 +182,22 @@ def _review_url(version: ContractVersion) -> str:
     )
 
 
-def _transition(
+def _transition[Result](
     request: HtmxRequest,
     key: str,
     number: int,
     *,
     action: str,
     form_class: type[forms.Form] | None,
-    act: Callable[[ContractVersion, dict[str, Any]], object],
-    done: Callable[[ContractVersion, object], str],
+    act: Callable[[ContractVersion, dict[str, Any]], Result],
+    done: Callable[[ContractVersion, Result], str],
 ) -> HttpResponse:
     """Permission, form, action, answer: the shape of every button."""
     version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_role(request, version, action)
     form = form_class(request.POST) if form_class is not None else None
     if form is not None and not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        errors = [f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()]
         extra: dict[str, Any] = {"errors": errors}
         if isinstance(form, RequestChangesForm):
             extra["changes_form"] = form
@@ -312,7 +312,7 @@ def version_request_changes(request: HtmxRequest, key: str, number: int) -> Http
 
 @require_POST
 def version_publish(request: HtmxRequest, key: str, number: int) -> HttpResponse:
-    def act(version: ContractVersion, data: dict[str, Any]) -> object:
+    def act(version: ContractVersion, data: dict[str, Any]) -> Bundle:
         return review.version_publish(
             actor=request.user,
             version=version,

@@ -168,7 +168,7 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 
 
 @require_GET
-def run_report(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+def run_report(request: HtmxRequest, key: str, pk: int) -> StreamingHttpResponse:
     """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
     run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     # Streamed: a large run's report is written as its rows are read.

@@ -95,7 +95,7 @@ def version_strength_add(request: HtmxRequest, key: str, number: int) -> HttpRes
     require_edit(request, version.decision_type)
     form = ProposalForm(request.POST)
     if not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        errors = [f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()]
         return _render(request, version, errors=errors, status=FORM_INVALID)
     run = selectors.mutation_run_of(version=version, pk=form.cleaned_data["run"])
     try:

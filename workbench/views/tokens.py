@@ -14,9 +14,11 @@ import base64
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
@@ -24,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from compiler.contract_tests import InvalidTestFiles
 from contracts import selectors
+from contracts.models import DecisionType
 from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
 from workbench.http import HtmxRequest
@@ -39,18 +42,22 @@ REVOKED = "Token {prefix}… is revoked: calls with it now answer 401."
 REPLAY_QUEUED = "The recorded decisions are being replayed against version {number}."
 
 
+class _DecisionTypesField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: DecisionType) -> str:
+        return f"{obj.key} — {obj.title}"
+
+
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="Which service uses it, e.g. retrieval-eu.")
-    decision_types = forms.ModelMultipleChoiceField(
+    decision_types = _DecisionTypesField(
         queryset=None, widget=forms.CheckboxSelectMultiple,
         help_text="The decision types it may read bundles of and post receipts for.",
     )  # fmt: skip
 
-    def __init__(self, *args, user, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        field = self.fields["decision_types"]
-        field.queryset = tokens.types_for_tokens(user=user)  # type: ignore[attr-defined]
-        field.label_from_instance = lambda t: f"{t.key} — {t.title}"  # type: ignore[attr-defined]
+        field = cast(_DecisionTypesField, self.fields["decision_types"])
+        field.queryset = tokens.types_for_tokens(user=user)
 
 
 def _page(request: HtmxRequest, form: TokenForm, *, secret: str = "", status: int = 200):

@@ -58,7 +58,8 @@ class ImportForm(forms.Form):
         return name
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         upload = data.get("file")
         if upload and upload.size > self.max_bytes:
             # Refused before reading: a large upload is never held in memory whole.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -13,7 +13,7 @@ class RunForm(forms.Form):
 
     def __init__(self, *args: Any, decision_type: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["version"].choices = [
+        cast(forms.TypedChoiceField, self.fields["version"]).choices = [
             (v.number, f"v{v.number} ({v.get_status_display().lower()})")
             for v in decision_type.versions.order_by("-number")
         ]

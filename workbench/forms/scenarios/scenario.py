@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -84,10 +84,12 @@ class ScenarioForm(forms.Form):
 
     def __init__(self, *args: Any, decision_type: Any, propositions: list[str], **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["corpus"].queryset = decision_type.corpora.live().order_by("name")
+        corpus = cast(forms.ModelChoiceField, self.fields["corpus"])
+        corpus.queryset = decision_type.corpora.live().order_by("name")
         self.propositions = propositions
         choices = [(NOT_CHECKED, "not checked"), *((s, s) for s in SLOT_STATES)]
-        self.fields["expected_blocking"].choices = [(key, key) for key in propositions]
+        blocking = cast(forms.MultipleChoiceField, self.fields["expected_blocking"])
+        blocking.choices = [(key, key) for key in propositions]
         # Each proposition's row of the slot table: state, `required`, resource ids.
         self.slot_field_names: set[str] = set()
         for key in propositions:
@@ -108,7 +110,8 @@ class ScenarioForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         # What is typed or ticked under an unticked "check" box would be dropped silently.
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("expected_blocking") and not data.get("check_blocking"):
             self.add_error("check_blocking", UNCHECKED_BLOCKING)
         for key in self.propositions:

@@ -40,7 +40,8 @@ def _access_change(
     """Grant or revoke a role, then answer with the people card (htmx) or the page."""
     decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     require_edit(request, decision_type)
-    version = selectors.current_version(decision_type=decision_type)
+    # The people card is part of the editor, which shows a version.
+    version = found(selectors.current_version, decision_type=decision_type)
     if form.is_valid():
         person = selectors.person(username=form.cleaned_data["username"])
         if person is None:
