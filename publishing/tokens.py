@@ -15,9 +15,8 @@ import datetime as dt
 import hashlib
 import secrets
 from collections.abc import Iterable
-from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
@@ -237,7 +236,7 @@ def token_for_user(*, user: Actor, pk: int) -> ServiceToken:
         raise Http404("No such token.") from None
 
 
-def types_for_tokens(*, user: AbstractBaseUser | Any) -> QuerySet[DecisionType]:
+def types_for_tokens(*, user: User) -> QuerySet[DecisionType]:
     """The decision types a person may create a token for: those they own."""
     if not user.is_authenticated:
         return DecisionType.objects.none()

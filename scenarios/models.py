@@ -12,7 +12,7 @@ nothing of them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -26,6 +26,9 @@ from contracts.models import ContractVersion, DecisionType
 from .expectations import PIN_FIELDS, clean_pins
 from .fields import ResultJSONField
 from .run_state import RunProgress, RunStatus
+
+if TYPE_CHECKING:
+    from .corpus_input import CorpusProblem
 
 # What a slot can read in a stored result, and so what a scenario may expect of it: the
 # compiler's slot states, then `refused` (every slot of a refused compile reads so). The one
@@ -71,7 +74,7 @@ class Corpus(Archivable):
     """A named pool of candidates for one decision type, with its entity/role directory."""
 
     # Not stored: what the import service warned about, on the row it returns.
-    warnings: list[str]
+    warnings: list[CorpusProblem]
 
     decision_type = models.ForeignKey(
         DecisionType, on_delete=models.PROTECT, related_name="corpora"
@@ -101,7 +104,7 @@ class CorpusCandidate(Archivable):
     """One candidate, stored as the compiler's JSON (defaults left out) under its id."""
 
     # Not stored: what the service that saved it warned about, on the row it returns.
-    warnings: list[str]
+    warnings: list[CorpusProblem]
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="candidates")
     position = models.PositiveIntegerField(default=0)

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from django.utils.safestring import SafeString
-
 from compiler import COMPILER_VERSION, contract_widenings
 from compiler.canonical import sha256_hex
 from compiler.models import Contract
@@ -78,7 +76,7 @@ class ImpactReport:
     # What pages print: the same sentences, escaped, every name in its own <bdi> (`shown`).
 
     @cached_property
-    def headline_html(self) -> list[SafeString]:
+    def headline_html(self) -> list[str]:
         from .shown import headline_html
 
         return headline_html(self.document)
@@ -250,7 +248,7 @@ def cause_rows(
         operator, proposition, cause = key
         relation = RELATIONS.get(operator)
         scenarios = list(dict.fromkeys(o["scenario"] for o in occurrences))
-        row = {
+        row: dict[str, Any] = {
             "key": list(key),
             "operator": operator,
             "proposition": proposition or None,
