@@ -98,7 +98,7 @@ def token_list(request: HtmxRequest) -> HttpResponse:
 
 @require_POST
 def token_revoke(request: HtmxRequest, pk: int) -> HttpResponse:
-    token = tokens.token_for_user(user=request.user, pk=pk)
+    token = found(tokens.token_for_user, user=request.user, pk=pk)
     try:
         tokens.token_revoke(actor=request.user, token=token)
     except ValidationError as error:
