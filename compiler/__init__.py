@@ -13,39 +13,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .version import COMPILER_VERSION
+from compiler.version import COMPILER_VERSION
 
 if TYPE_CHECKING:
-    from .codes import (
-        Detail,
-        OrderRole,
-        Outcome,
-        Pass,
-        Reason,
-        RefusalReason,
-        Requirement,
-        Result,
-        SlotReason,
-        SlotState,
-    )
-    from .errors import InvalidInput, Refused
-    from .loading import load_input
-    from .models import (
-        Candidate,
-        CompileInput,
-        CompileOutput,
-        Contract,
-        Delegation,
-        Directory,
-        Form,
-        PacketItem,
-        Policy,
-        Proposition,
-        Request,
-        Slot,
-    )
-    from .pipeline import compile_input
-    from .widenings import Widening, contract_widenings
+    from compiler.codes import Detail, OrderRole, Outcome, Pass, Reason, RefusalReason, Requirement, Result, SlotReason, SlotState
+    from compiler.errors import InvalidInput, Refused
+    from compiler.loading import load_input
+    from compiler.models import Candidate, CompileInput, CompileOutput, Contract, Delegation, Directory, Form, PacketItem, Policy, Proposition, Request, Slot
+    from compiler.pipeline import compile_input
+    from compiler.widenings import Widening, contract_widenings
 
 _HOMES = {
     **dict.fromkeys(

@@ -1,7 +1,7 @@
 import os
 import sys
 
-from . import cli
+from compiler import cli
 
 # A compile's objects (a large pool is millions of them) live until the process ends; freeing
 # them one by one on the way out costs a fifth of a 100k compile. The process ends with them,

@@ -27,14 +27,14 @@ import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .codes import Detail, OrderRole, Outcome, Pass, Reason
-from .resolve import Resolution
-from .trace import Trace, TraceRow
+from compiler.codes import Detail, OrderRole, Outcome, Pass, Reason
+from compiler.resolve import Resolution
+from compiler.trace import Trace, TraceRow
 
 if TYPE_CHECKING:
-    from .plain import AnyCandidate as Candidate
-    from .plain import AnyContract as Contract
-    from .plain import AnyRequest as Request
+    from compiler.plain import AnyCandidate as Candidate
+    from compiler.plain import AnyContract as Contract
+    from compiler.plain import AnyRequest as Request
 
 Rejected = tuple[str, str | None]
 """A rejection as (reason, detail) in plain strings: see `trace` on why not enum members."""

@@ -11,19 +11,19 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from .admit import Admission
-from .canonical import sha256_hex
-from .codes import Outcome, Pass, RefusalReason, Result, SlotState
-from .compiled import Compiled, RejectionRow, contract_ref, normalised_request
-from .errors import Refused
-from .plan import Plan
-from .resolve import Resolution
-from .trace import Trace
-from .version import COMPILER_VERSION
+from compiler.admit import Admission
+from compiler.canonical import sha256_hex
+from compiler.codes import Outcome, Pass, RefusalReason, Result, SlotState
+from compiler.compiled import Compiled, RejectionRow, contract_ref, normalised_request
+from compiler.errors import Refused
+from compiler.plan import Plan
+from compiler.resolve import Resolution
+from compiler.trace import Trace
+from compiler.version import COMPILER_VERSION
 
 if TYPE_CHECKING:
-    from .plain import AnyCandidate as Candidate
-    from .plain import AnyInput as CompileInput
+    from compiler.plain import AnyCandidate as Candidate
+    from compiler.plain import AnyInput as CompileInput
 
 
 def attest(

@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .admit import admit
-from .codes import OrderRole, Result
-from .errors import Refused
-from .index import CandidateIndex
-from .models import Candidate, CompileInput
-from .pipeline import compile_input
-from .resolve import resolve
-from .trace import Trace
-from .typecheck import type_check
+from compiler.admit import admit
+from compiler.codes import OrderRole, Result
+from compiler.errors import Refused
+from compiler.index import CandidateIndex
+from compiler.models import Candidate, CompileInput
+from compiler.pipeline import compile_input
+from compiler.resolve import resolve
+from compiler.trace import Trace
+from compiler.typecheck import type_check
 
 
 def admitted_ids(document: CompileInput) -> set[str]:

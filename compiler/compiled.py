@@ -13,13 +13,13 @@ import datetime as dt
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from .canonical import sha256_hex
-from .plain import PlainContract
+from compiler.canonical import sha256_hex
+from compiler.plain import PlainContract
 
 if TYPE_CHECKING:
-    from .plain import AnyContract, AnyInput
-    from .resolve import Resolution
-    from .trace import TraceRow
+    from compiler.plain import AnyContract, AnyInput
+    from compiler.resolve import Resolution
+    from compiler.trace import TraceRow
 
 RejectionRow = tuple[str, str, str | None]
 """A rejection as (id, reason, detail)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .codes import Pass, RefusalReason
+from compiler.codes import Pass, RefusalReason
 
 if TYPE_CHECKING:  # a compile of valid input never imports pydantic
     from pydantic import ValidationError

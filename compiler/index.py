@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .plain import AnyCandidate as Candidate
+    from compiler.plain import AnyCandidate as Candidate
 
 _ID = attrgetter("id")
 

@@ -27,7 +27,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .codes import OrderRole, Requirement
+from compiler.codes import OrderRole, Requirement
 
 DEFAULT_ROLE_ORDER: tuple[OrderRole, ...] = tuple(OrderRole)
 
@@ -247,11 +247,7 @@ class CompileInput(Frozen):
         it to be located raises `NeedsDocument` instead."""
         if isinstance(data, CompileInput):
             return data
-        from .validation import (
-            cross_reference_problems,
-            may_have_problems,
-            unsafe_integer_problems,
-        )
+        from compiler.validation import cross_reference_problems, may_have_problems, unsafe_integer_problems
 
         problems: list[InitErrorDetails] = []
         model = None

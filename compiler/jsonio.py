@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .errors import InvalidInput
+from compiler.errors import InvalidInput
 
 # A fixture or compile input is six or seven levels deep; 64 leaves room and keeps every
 # recursive walk of the document (pydantic, the workbench's checks) far from Python's limit.

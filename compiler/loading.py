@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .collector import collection_paused
-from .errors import InvalidInput
-from .input_models import Candidate, CompileInput, NeedsDocument
+from compiler.collector import collection_paused
+from compiler.errors import InvalidInput
+from compiler.input_models import Candidate, CompileInput, NeedsDocument
 
 # Candidates validated between two drops of their JSON in `load_input_consuming`.
 CHUNK = 4096

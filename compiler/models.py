@@ -7,34 +7,9 @@ import them.
 
 from __future__ import annotations
 
-from .input_models import (
-    DEFAULT_ROLE_ORDER,
-    Candidate,
-    CompileInput,
-    Contract,
-    Delegation,
-    Directory,
-    Form,
-    Frozen,
-    Identifier,
-    NeedsDocument,
-    Policy,
-    PolicyRef,
-    Proposition,
-    Request,
-    Score,
-    Source,
-    Tokens,
-)
-from .output_models import (
-    CompileOutput,
-    ContractRef,
-    NormalisedRequest,
-    PacketItem,
-    Refusal,
-    Slot,
-)
-from .records import Records, Rejection, TraceEntry
+from compiler.input_models import DEFAULT_ROLE_ORDER, Candidate, CompileInput, Contract, Delegation, Directory, Form, Frozen, Identifier, NeedsDocument, Policy, PolicyRef, Proposition, Request, Score, Source, Tokens
+from compiler.output_models import CompileOutput, ContractRef, NormalisedRequest, PacketItem, Refusal, Slot
+from compiler.records import Records, Rejection, TraceEntry
 
 __all__ = [
     "DEFAULT_ROLE_ORDER",

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from .codes import Result
-from .compiled import Compiled, RejectionRow
-from .models import (
-    CompileOutput,
-    ContractRef,
-    NormalisedRequest,
-    PacketItem,
-    Refusal,
-    Slot,
-)
-from .records import Records, Rejection
-from .trace import entry
-from .version import COMPILER_VERSION
+from compiler.codes import Result
+from compiler.compiled import Compiled, RejectionRow
+from compiler.models import CompileOutput, ContractRef, NormalisedRequest, PacketItem, Refusal, Slot
+from compiler.records import Records, Rejection
+from compiler.trace import entry
+from compiler.version import COMPILER_VERSION
 
 
 def _rejection(row: RejectionRow) -> Rejection:

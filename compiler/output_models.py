@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import ConfigDict, Field
 
-from .codes import OrderRole, Requirement, Result, SlotReason, SlotState
-from .input_models import Delegation, Frozen
-from .records import Records, Rejection, TraceEntry
+from compiler.codes import OrderRole, Requirement, Result, SlotReason, SlotState
+from compiler.input_models import Delegation, Frozen
+from compiler.records import Records, Rejection, TraceEntry
 
 
 class PacketItem(Frozen):
@@ -105,6 +105,6 @@ class CompileOutput(Frozen):
 
     def json_text_pieces(self) -> Iterator[str]:
         """`to_json_text()` in pieces, to write without holding the whole text."""
-        from .output_text import output_pieces
+        from compiler.output_text import output_pieces
 
         return output_pieces(self)

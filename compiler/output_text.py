@@ -17,12 +17,12 @@ from functools import partial
 from json.encoder import encode_basestring  # the C encoder, keeping non-ASCII as is
 from typing import TYPE_CHECKING, Any
 
-from .compiled import REJECTION_KEYS, Compiled
-from .trace import TRACE_KEYS
-from .version import COMPILER_VERSION
+from compiler.compiled import REJECTION_KEYS, Compiled
+from compiler.trace import TRACE_KEYS
+from compiler.version import COMPILER_VERSION
 
 if TYPE_CHECKING:
-    from .models import CompileOutput
+    from compiler.models import CompileOutput
 
 # Rows joined into one piece.
 ROWS_PER_PIECE = 2048

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .codes import Outcome, Pass
+from compiler.codes import Outcome, Pass
 
 if TYPE_CHECKING:
-    from .plain import AnyInput as CompileInput
-from .trace import Trace
+    from compiler.plain import AnyInput as CompileInput
+from compiler.trace import Trace
 
 
 def parse(document: CompileInput, trace: Trace) -> None:

@@ -9,27 +9,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .admit import admit
-from .attest import attest
-from .codes import Outcome, Result
-from .compiled import Compiled, contract_ref, normalised_request
-from .errors import Refused
-from .index import CandidateIndex
-from .parse import parse
-from .plan import plan
-from .resolve import Resolution, resolve
-from .trace import Trace
-from .typecheck import type_check
+from compiler.admit import admit
+from compiler.attest import attest
+from compiler.codes import Outcome, Result
+from compiler.compiled import Compiled, contract_ref, normalised_request
+from compiler.errors import Refused
+from compiler.index import CandidateIndex
+from compiler.parse import parse
+from compiler.plan import plan
+from compiler.resolve import Resolution, resolve
+from compiler.trace import Trace
+from compiler.typecheck import type_check
 
 if TYPE_CHECKING:
-    from .models import CompileInput, CompileOutput
-    from .plain import AnyInput
+    from compiler.models import CompileInput, CompileOutput
+    from compiler.plain import AnyInput
 
 
 def compile_input(document: CompileInput) -> CompileOutput:
     """Compile one validated input. Pure: the same input, in any candidate order, gives the same
     output; nothing is read from a clock, the network, a file or a random source."""
-    from .output_model import to_output
+    from compiler.output_model import to_output
 
     return to_output(run(document))
 

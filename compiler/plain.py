@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from .codes import OrderRole, Requirement
+from compiler.codes import OrderRole, Requirement
 
 
 class PlainDelegation:
@@ -279,7 +279,7 @@ class PlainInput:
 if TYPE_CHECKING:
     # What the passes read: a validated model or its plain twin (the passes need no more than
     # the attributes both have).
-    from . import models
+    from compiler import models
 
     AnyCandidate = models.Candidate | PlainCandidate
     AnyForm = models.Form | PlainForm

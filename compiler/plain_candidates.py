@@ -11,8 +11,8 @@ import datetime as dt
 import re
 from typing import Any
 
-from .codes import OrderRole, Requirement
-from .plain import PlainCandidate, PlainForm, PlainSource
+from compiler.codes import OrderRole, Requirement
+from compiler.plain import PlainCandidate, PlainForm, PlainSource
 
 
 class Unsure(Exception):  # noqa: N818 - a signal: let pydantic decide

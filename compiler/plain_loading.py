@@ -18,28 +18,19 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from .codes import OrderRole
-from .jsonio import NotQuick, quick_object
-from .plain import (
-    PlainContract,
-    PlainDelegation,
-    PlainDirectory,
-    PlainInput,
-    PlainPolicy,
-    PlainPolicyRef,
-    PlainProposition,
-    PlainRequest,
-)
-from .plain_candidates import ROLES as _ROLES
-from .plain_candidates import Shared as _Shared
-from .plain_candidates import Unsure as _Unsure
-from .plain_candidates import fields as _fields
-from .plain_candidates import flag as _flag
-from .plain_candidates import identifier as _identifier
-from .plain_candidates import integer as _integer
-from .plain_candidates import score as _score
-from .plain_candidates import string as _string
-from .validation import may_have_problems
+from compiler.codes import OrderRole
+from compiler.jsonio import NotQuick, quick_object
+from compiler.plain import PlainContract, PlainDelegation, PlainDirectory, PlainInput, PlainPolicy, PlainPolicyRef, PlainProposition, PlainRequest
+from compiler.plain_candidates import ROLES as _ROLES
+from compiler.plain_candidates import Shared as _Shared
+from compiler.plain_candidates import Unsure as _Unsure
+from compiler.plain_candidates import fields as _fields
+from compiler.plain_candidates import flag as _flag
+from compiler.plain_candidates import identifier as _identifier
+from compiler.plain_candidates import integer as _integer
+from compiler.plain_candidates import score as _score
+from compiler.plain_candidates import string as _string
+from compiler.validation import may_have_problems
 
 _DEFAULT_ROLE_ORDER = tuple(OrderRole)
 _REQUEST_REQUIRED = frozenset(

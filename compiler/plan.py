@@ -28,26 +28,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .admit import Admission, Rejected
-from .codes import (
-    OrderRole,
-    Outcome,
-    Pass,
-    Reason,
-    RefusalReason,
-    Requirement,
-    SlotReason,
-    SlotState,
-)
-from .errors import Refused
-from .plan_units import Placement, Units
-from .trace import Trace
+from compiler.admit import Admission, Rejected
+from compiler.codes import OrderRole, Outcome, Pass, Reason, RefusalReason, Requirement, SlotReason, SlotState
+from compiler.errors import Refused
+from compiler.plan_units import Placement, Units
+from compiler.trace import Trace
 
 if TYPE_CHECKING:
-    from .plain import AnyCandidate as Candidate
-    from .plain import AnyContract as Contract
-    from .plain import AnyProposition as Proposition
-    from .plain import AnyRequest as Request
+    from compiler.plain import AnyCandidate as Candidate
+    from compiler.plain import AnyContract as Contract
+    from compiler.plain import AnyProposition as Proposition
+    from compiler.plain import AnyRequest as Request
 
 
 class PlannedSlot:

@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .admit import Admission
-from .codes import Outcome, Pass, Reason, RefusalReason
-from .errors import Refused
-from .trace import Trace
+from compiler.admit import Admission
+from compiler.codes import Outcome, Pass, Reason, RefusalReason
+from compiler.errors import Refused
+from compiler.trace import Trace
 
 if TYPE_CHECKING:
-    from .plain import AnyCandidate as Candidate
-    from .plain import AnyContract as Contract
-    from .plain import AnyForm as Form
-    from .plain import AnyRequest as Request
+    from compiler.plain import AnyCandidate as Candidate
+    from compiler.plain import AnyContract as Contract
+    from compiler.plain import AnyForm as Form
+    from compiler.plain import AnyRequest as Request
 
 
 class Placement:

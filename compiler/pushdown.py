@@ -40,34 +40,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .codes import OrderRole
-from .errors import Refused
-from .models import Contract, Directory, Request
-from .pushdown_rows import (  # noqa: F401
-    DIFFERING_FIELDS,
-    PushdownResult,
-    Row,
-    admitted_ids,
-    comparable,
-    compile_rows,
-)
-from .pushdown_sql import (  # noqa: F401
-    COLUMNS,
-    DEFAULT_TABLE,
-    DIALECTS,
-    Dialect,
-    Fragment,
-    _Lowering,
-    _lowering,
-    _table,
-    candidate_row,
-    candidate_table_ddl,
-    copy_sql,
-    insert_sql,
-)
-from .resolve import Resolution, resolve
-from .trace import Trace
-from .typecheck import type_check
+from compiler.codes import OrderRole
+from compiler.errors import Refused
+from compiler.models import Contract, Directory, Request
+from compiler.pushdown_rows import DIFFERING_FIELDS, PushdownResult, Row, admitted_ids, comparable, compile_rows
+from compiler.pushdown_sql import COLUMNS, DEFAULT_TABLE, DIALECTS, Dialect, Fragment, _Lowering, _lowering, _table, candidate_row, candidate_table_ddl, copy_sql, insert_sql
+from compiler.resolve import Resolution, resolve
+from compiler.trace import Trace
+from compiler.typecheck import type_check
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .codes import Outcome, Pass
-from .loading import load_input
-from .models import CompileOutput, Contract, Directory, Request
-from .pipeline import compile_input
+from compiler.codes import Outcome, Pass
+from compiler.loading import load_input
+from compiler.models import CompileOutput, Contract, Directory, Request
+from compiler.pipeline import compile_input
 
 DIFFERING_FIELDS: tuple[str, ...] = ("rejected", "trace")
 """The output fields a pushed-down compile may not share with a compile of the whole pool:

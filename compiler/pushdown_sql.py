@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 
-from .models import Candidate
+from compiler.models import Candidate
 
 Dialect = Literal["postgresql", "sqlite"]
 DIALECTS: tuple[str, ...] = ("postgresql", "sqlite")

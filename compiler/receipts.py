@@ -24,10 +24,10 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .canonical import sha256_hex
-from .errors import InvalidInput
-from .loading import load_input
-from .models import CompileInput, CompileOutput, Contract
+from compiler.canonical import sha256_hex
+from compiler.errors import InvalidInput
+from compiler.loading import load_input
+from compiler.models import CompileInput, CompileOutput, Contract
 
 FORMAT: Final = "evidence-compiler.receipt/1"
 
@@ -205,7 +205,7 @@ def replay(receipt: Receipt | Mapping[str, Any], contract: Contract) -> CompileO
     Exact: the result, slots, packet and plan id are what compiling the original candidates
     against `contract` gives, since no decision depends on content (only the packet items'
     `content` is the placeholder)."""
-    from .pipeline import compile_input
+    from compiler.pipeline import compile_input
 
     return compile_input(receipt_input(parse_receipt(receipt), contract))
 

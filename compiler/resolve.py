@@ -9,14 +9,14 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .codes import Outcome, Pass, RefusalReason
-from .errors import Refused
+from compiler.codes import Outcome, Pass, RefusalReason
+from compiler.errors import Refused
 
 if TYPE_CHECKING:
-    from .plain import AnyDelegation as Delegation
-    from .plain import AnyDirectory as Directory
-    from .plain import AnyRequest as Request
-from .trace import Trace
+    from compiler.plain import AnyDelegation as Delegation
+    from compiler.plain import AnyDirectory as Directory
+    from compiler.plain import AnyRequest as Request
+from compiler.trace import Trace
 
 
 class Resolution:

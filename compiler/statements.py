@@ -28,8 +28,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from .canonical import canonical_bytes
-from .keys import key_id
+from compiler.canonical import canonical_bytes
+from compiler.keys import key_id
 
 STATEMENT_FORMAT = "evidence-workbench.statement/1"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from .codes import Outcome, Pass
-from .records import Records, TraceEntry
+from compiler.codes import Outcome, Pass
+from compiler.records import Records, TraceEntry
 
 TraceRow = tuple[str | None, str, str, str | None, str | None]
 """A trace entry as (id, pass, outcome, reason, detail)."""

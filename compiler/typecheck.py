@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .codes import Outcome, Pass, RefusalReason
-from .errors import Refused
+from compiler.codes import Outcome, Pass, RefusalReason
+from compiler.errors import Refused
 
 if TYPE_CHECKING:
-    from .plain import AnyContract as Contract
-    from .plain import AnyRequest as Request
-from .trace import Trace
+    from compiler.plain import AnyContract as Contract
+    from compiler.plain import AnyRequest as Request
+from compiler.trace import Trace
 
 
 def type_check(request: Request, contract: Contract, trace: Trace) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Literal
 
-from .models import Contract, Frozen, Proposition
+from compiler.models import Contract, Frozen, Proposition
 
 WideningKind = Literal[
     "class_added",

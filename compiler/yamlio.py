@@ -46,8 +46,8 @@ from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
-from .errors import InvalidInput
-from .jsonio import MAX_DEPTH
+from compiler.errors import InvalidInput
+from compiler.jsonio import MAX_DEPTH
 
 # How far aliases may expand a file: to ALIAS_FACTOR times the values it writes out, and to
 # no more than MAX_EXPANDED_VALUES. The factor keeps the cost of a file's aliases in step with

@@ -45,71 +45,12 @@ from __future__ import annotations
 
 from compiler.keys import TrustedKey, key_id, load_public_keys
 
-from .compiling import compile_input_from_bundle, scenario_input
-from .document import (  # noqa: F401
-    Bundle,
-    BundleBody,
-    Editor,
-    ExpectedState,
-    KeyId,
-    Manifest,
-    Name,
-    Role,
-    Scenario,
-    ScenarioCorpus,
-    ScenarioExpectation,
-    Sha256Hex,
-    Signatory,
-    Signature,
-    Signer,
-    SourceClass,
-    VerifiedBundle,
-)
-from .hashing import (  # noqa: F401
-    bundle_body,
-    bundle_body_hash,
-    normalise_body,
-    serialize_bundle,
-    signed_message,
-)
-from .reasons import (  # noqa: F401
-    APPROVAL_WITH_EDITOR_KEY,
-    APPROVAL_WITH_PUBLISHER_KEY,
-    APPROVER_IS_EDITOR,
-    APPROVER_IS_PUBLISHER,
-    APPROVER_WITHOUT_SIGNATURE,
-    APPROVERS_SHARE_A_KEY,
-    BADLY_DATED,
-    FORMAT,
-    KEY_MAY_NOT_SIGN,
-    KEY_MAY_NOT_SIGN_TYPE,
-    KEY_ROLE,
-    KEY_SET_WITHOUT_TYPES,
-    LEGACY_SIGNATURE,
-    NO_PUBLISHER_SIGNATURE,
-    OUTDATED_FORMAT,
-    OUTDATED_FORMATS,
-    PUBLISHER_IS_NOT_THE_SIGNER,
-    REVOKED_KEY,
-    SIGNATURE_ALGORITHM,
-    SIGNED_WITH_ANOTHER_KEY,
-    STATEMENT_MISMATCH,
-    STATEMENT_OTHER_BUNDLE,
-    STATEMENT_OTHER_CONTRACT,
-    STATEMENT_OTHER_REPORT,
-    TOO_FEW_APPROVALS,
-    UNSIGNED_MEMBERS,
-    UNSTATED_SIGNATURE,
-    BundleInvalid,
-    Problem,
-)
-from .signing import assemble_bundle, sign_bundle
-from .verification import (  # noqa: F401
-    PublicKeys,
-    inspect_bundle,
-    parse_bundle_bytes,
-    verify_bundle,
-)
+from compiler.bundle.compiling import compile_input_from_bundle, scenario_input
+from compiler.bundle.document import Bundle, BundleBody, Editor, ExpectedState, KeyId, Manifest, Name, Role, Scenario, ScenarioCorpus, ScenarioExpectation, Sha256Hex, Signatory, Signature, Signer, SourceClass, VerifiedBundle
+from compiler.bundle.hashing import bundle_body, bundle_body_hash, normalise_body, serialize_bundle, signed_message
+from compiler.bundle.reasons import APPROVAL_WITH_EDITOR_KEY, APPROVAL_WITH_PUBLISHER_KEY, APPROVER_IS_EDITOR, APPROVER_IS_PUBLISHER, APPROVER_WITHOUT_SIGNATURE, APPROVERS_SHARE_A_KEY, BADLY_DATED, FORMAT, KEY_MAY_NOT_SIGN, KEY_MAY_NOT_SIGN_TYPE, KEY_ROLE, KEY_SET_WITHOUT_TYPES, LEGACY_SIGNATURE, NO_PUBLISHER_SIGNATURE, OUTDATED_FORMAT, OUTDATED_FORMATS, PUBLISHER_IS_NOT_THE_SIGNER, REVOKED_KEY, SIGNATURE_ALGORITHM, SIGNED_WITH_ANOTHER_KEY, STATEMENT_MISMATCH, STATEMENT_OTHER_BUNDLE, STATEMENT_OTHER_CONTRACT, STATEMENT_OTHER_REPORT, TOO_FEW_APPROVALS, UNSIGNED_MEMBERS, UNSTATED_SIGNATURE, BundleInvalid, Problem
+from compiler.bundle.signing import assemble_bundle, sign_bundle
+from compiler.bundle.verification import PublicKeys, inspect_bundle, parse_bundle_bytes, verify_bundle
 
 __all__ = [
     "FORMAT",

@@ -13,29 +13,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from compiler.keys import UNSCOPED_KEY_SET_FORMATS, TrustedKey, load_public_key
 from compiler.statements import ApprovalStatement, PublicationStatement
 
-from .document import Bundle, Manifest, Signature
-from .reasons import (
-    APPROVAL_WITH_EDITOR_KEY,
-    APPROVAL_WITH_PUBLISHER_KEY,
-    APPROVER_IS_EDITOR,
-    APPROVER_IS_PUBLISHER,
-    APPROVER_WITHOUT_SIGNATURE,
-    APPROVERS_SHARE_A_KEY,
-    KEY_MAY_NOT_SIGN,
-    KEY_MAY_NOT_SIGN_TYPE,
-    KEY_ROLE,
-    KEY_SET_WITHOUT_TYPES,
-    NO_PUBLISHER_SIGNATURE,
-    PUBLISHER_IS_NOT_THE_SIGNER,
-    SIGNED_WITH_ANOTHER_KEY,
-    STATEMENT_MISMATCH,
-    STATEMENT_OTHER_BUNDLE,
-    STATEMENT_OTHER_CONTRACT,
-    STATEMENT_OTHER_REPORT,
-    BundleInvalid,
-    Problem,
-    _names,
-)
+from compiler.bundle.document import Bundle, Manifest, Signature
+from compiler.bundle.reasons import APPROVAL_WITH_EDITOR_KEY, APPROVAL_WITH_PUBLISHER_KEY, APPROVER_IS_EDITOR, APPROVER_IS_PUBLISHER, APPROVER_WITHOUT_SIGNATURE, APPROVERS_SHARE_A_KEY, KEY_MAY_NOT_SIGN, KEY_MAY_NOT_SIGN_TYPE, KEY_ROLE, KEY_SET_WITHOUT_TYPES, NO_PUBLISHER_SIGNATURE, PUBLISHER_IS_NOT_THE_SIGNER, SIGNED_WITH_ANOTHER_KEY, STATEMENT_MISMATCH, STATEMENT_OTHER_BUNDLE, STATEMENT_OTHER_CONTRACT, STATEMENT_OTHER_REPORT, BundleInvalid, Problem, _names
 
 
 def _check_statement(index: int, sig: Signature, model: Bundle, contract_sha256: str) -> None:

@@ -14,8 +14,8 @@ from compiler.errors import InvalidInput
 from compiler.loading import load_input
 from compiler.models import CompileInput, Contract
 
-from .document import Bundle, Scenario, VerifiedBundle
-from .reasons import _json_type
+from compiler.bundle.document import Bundle, Scenario, VerifiedBundle
+from compiler.bundle.reasons import _json_type
 
 
 def compile_input_from_bundle(bundle: VerifiedBundle | Bundle, document: Any) -> CompileInput:

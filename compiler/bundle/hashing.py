@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from compiler.canonical import canonical_bytes, sha256_hex
 
-from .document import BundleBody, VerifiedBundle
-from .reasons import UNSIGNED_MEMBERS, BundleInvalid, Problem, _schema_error
+from compiler.bundle.document import BundleBody, VerifiedBundle
+from compiler.bundle.reasons import UNSIGNED_MEMBERS, BundleInvalid, Problem, _schema_error
 
 
 def bundle_body(document: Mapping[str, Any]) -> dict[str, Any]:

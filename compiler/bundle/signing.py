@@ -15,19 +15,10 @@ from compiler.canonical import sha256_hex
 from compiler.keys import KeyLoadError, key_id, load_private_key
 from compiler.statements import SignedStatement
 
-from .checks import _check_four_eyes, _check_signature_set, _check_statement
-from .document import Bundle, Role, Signer
-from .hashing import bundle_body_hash, normalise_body, signed_message
-from .reasons import (
-    APPROVER_WITHOUT_SIGNATURE,
-    NO_PUBLISHER_SIGNATURE,
-    PUBLISHER_IS_NOT_THE_SIGNER,
-    SIGNATURE_ALGORITHM,
-    BundleInvalid,
-    Problem,
-    _names,
-    _schema_error,
-)
+from compiler.bundle.checks import _check_four_eyes, _check_signature_set, _check_statement
+from compiler.bundle.document import Bundle, Role, Signer
+from compiler.bundle.hashing import bundle_body_hash, normalise_body, signed_message
+from compiler.bundle.reasons import APPROVER_WITHOUT_SIGNATURE, NO_PUBLISHER_SIGNATURE, PUBLISHER_IS_NOT_THE_SIGNER, SIGNATURE_ALGORITHM, BundleInvalid, Problem, _names, _schema_error
 
 
 def sign_bundle(body: Mapping[str, Any], signers: Sequence[Signer]) -> dict[str, Any]:

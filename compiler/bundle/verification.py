@@ -22,29 +22,10 @@ from compiler.statements import (
     statement_bytes,
 )
 
-from .checks import (
-    _check_four_eyes,
-    _check_key_roles,
-    _check_signature_set,
-    _check_statement,
-    _trusted_key,
-)
-from .document import Bundle, VerifiedBundle
-from .hashing import bundle_body_hash, serialize_bundle, signed_message
-from .reasons import (
-    BADLY_DATED,
-    FORMAT,
-    LEGACY_SIGNATURE,
-    OUTDATED_FORMAT,
-    OUTDATED_FORMATS,
-    REVOKED_KEY,
-    TOO_FEW_APPROVALS,
-    UNSTATED_SIGNATURE,
-    BundleInvalid,
-    Problem,
-    _json_type,
-    _schema_error,
-)
+from compiler.bundle.checks import _check_four_eyes, _check_key_roles, _check_signature_set, _check_statement, _trusted_key
+from compiler.bundle.document import Bundle, VerifiedBundle
+from compiler.bundle.hashing import bundle_body_hash, serialize_bundle, signed_message
+from compiler.bundle.reasons import BADLY_DATED, FORMAT, LEGACY_SIGNATURE, OUTDATED_FORMAT, OUTDATED_FORMATS, REVOKED_KEY, TOO_FEW_APPROVALS, UNSTATED_SIGNATURE, BundleInvalid, Problem, _json_type, _schema_error
 
 PublicKeys = Mapping[str, TrustedKey | Ed25519PublicKey | bytes | str]
 

@@ -60,7 +60,7 @@ def _handler(name: str | Callable[..., int]) -> Callable[..., int]:
     what they need) only when one of them runs."""
     if callable(name):
         return name
-    from . import commands as cli_commands
+    from compiler.cli import commands as cli_commands
 
     handler: Callable[..., int] = getattr(cli_commands, name)
     return handler

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from compiler.codes import authority_tier
 from compiler.errors import InvalidInput
 
-from . import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
+from compiler.cli import EXIT_OK, EXIT_REFUSED, _dumps, _load, _read_json, _write, _write_file
 
 
 def compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -100,7 +100,7 @@ def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .pull import pull
+    from compiler.cli.pull import pull
 
     return pull(args.url, token_file=args.token_file, public_key=args.public_key,
                 out=args.out, stdout=out, stderr=err,

@@ -33,42 +33,12 @@ The package keeps one concern per module: `files` (the file format), `loading`, 
 
 from __future__ import annotations
 
-from .baseline import Widenings, baseline_widenings, load_baseline
-from .files import (  # noqa: F401
-    CONTRACT_FILE,
-    FORMAT,
-    NEEDS_YAML,
-    SUFFIXES,
-    ContractFile,
-    CorpusFile,
-    Expected,
-    ExpectedState,
-    PerturbationSpec,
-    ScenarioFile,
-    SourceClassEntry,
-    VariantExpectation,
-    file_schemas,
-)
-from .loading import (  # noqa: F401
-    Case,
-    ContractTests,
-    InvalidTestFiles,
-    bundle_tests,
-    load_tests,
-    read_document,
-    unsigned_bundle_tests,
-)
-from .mutation import mutate, mutation_cases, mutation_junit_xml, mutation_text, score_text
-from .reporting import junit_xml, summary_text
-from .running import (  # noqa: F401
-    Check,
-    Report,
-    ScenarioReport,
-    expectation_failures,
-    failing_expectations,
-    judge_variant,
-    run_tests,
-)
+from compiler.contract_tests.baseline import Widenings, baseline_widenings, load_baseline
+from compiler.contract_tests.files import CONTRACT_FILE, FORMAT, NEEDS_YAML, SUFFIXES, ContractFile, CorpusFile, Expected, ExpectedState, PerturbationSpec, ScenarioFile, SourceClassEntry, VariantExpectation, file_schemas
+from compiler.contract_tests.loading import Case, ContractTests, InvalidTestFiles, bundle_tests, load_tests, read_document, unsigned_bundle_tests
+from compiler.contract_tests.mutation import mutate, mutation_cases, mutation_junit_xml, mutation_text, score_text
+from compiler.contract_tests.reporting import junit_xml, summary_text
+from compiler.contract_tests.running import Check, Report, ScenarioReport, expectation_failures, failing_expectations, judge_variant, run_tests
 
 __all__ = [
     "FORMAT",

@@ -21,16 +21,8 @@ from compiler.jsonio import parse_json
 from compiler.models import Contract
 from compiler.widenings import Widening, contract_widenings
 
-from .files import CONTRACT_FILE, FORMAT, SUFFIXES, ContractFile
-from .loading import (
-    ContractTests,
-    InvalidTestFiles,
-    _one_file,
-    _parse,
-    _problem,
-    read_bundle,
-    read_document,
-)
+from compiler.contract_tests.files import CONTRACT_FILE, FORMAT, SUFFIXES, ContractFile
+from compiler.contract_tests.loading import ContractTests, InvalidTestFiles, _one_file, _parse, _problem, read_bundle, read_document
 
 BUNDLE_FORMAT_PREFIX = "evidence-workbench.bundle/"
 OTHER_DECISION_TYPE = (

@@ -18,16 +18,7 @@ from compiler.loading import load_input
 from compiler.models import CompileInput, Contract
 from compiler.perturb import Perturbation
 
-from .files import (
-    CONTRACT_FILE,
-    NEEDS_YAML,
-    SUFFIXES,
-    ContractFile,
-    CorpusFile,
-    Expected,
-    ScenarioFile,
-    authority_tier,
-)
+from compiler.contract_tests.files import CONTRACT_FILE, NEEDS_YAML, SUFFIXES, ContractFile, CorpusFile, Expected, ScenarioFile, authority_tier
 
 
 class InvalidTestFiles(InvalidInput):

@@ -18,9 +18,9 @@ from compiler.mutation import (
     run_mutation,
 )
 
-from .loading import ContractTests
-from .reporting import junit_xml
-from .running import Report
+from compiler.contract_tests.loading import ContractTests
+from compiler.contract_tests.reporting import junit_xml
+from compiler.contract_tests.running import Report
 
 KILLED_BY = {STANDARD: "the standard review", EXPECTATIONS: "the scenarios' expectations"}
 

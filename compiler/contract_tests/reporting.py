@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from .baseline import Widenings
-from .running import Report
+from compiler.contract_tests.baseline import Widenings
+from compiler.contract_tests.running import Report
 
 
 def summary_text(report: Report) -> str:

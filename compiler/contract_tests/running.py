@@ -11,8 +11,8 @@ from compiler.codes import Result
 from compiler.models import CompileInput, CompileOutput
 from compiler.perturb import Perturbation, flips, standard_suite
 
-from .files import Expected
-from .loading import Case, ContractTests
+from compiler.contract_tests.files import Expected
+from compiler.contract_tests.loading import Case, ContractTests
 
 
 @dataclass

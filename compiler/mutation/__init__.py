@@ -16,19 +16,8 @@ review shows) and `running`.
 
 from __future__ import annotations
 
-from .kinds import MUTATION_KINDS, Mutant, advice, mutants
-from .running import (
-    EQUIVALENT,
-    EXPECTATIONS,
-    KILLED,
-    STANDARD,
-    SURVIVING,
-    MutantResult,
-    MutationCase,
-    MutationReport,
-    observed,
-    run_mutation,
-)
+from compiler.mutation.kinds import MUTATION_KINDS, Mutant, advice, mutants
+from compiler.mutation.running import EQUIVALENT, EXPECTATIONS, KILLED, STANDARD, SURVIVING, MutantResult, MutationCase, MutationReport, observed, run_mutation
 
 __all__ = [
     "EQUIVALENT",

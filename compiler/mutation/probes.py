@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from compiler.models import Candidate, CompileInput, Contract, Proposition
 from compiler.perturb import contradict, substitute_class
 
-from .kinds import MAX_ITEMS_STEP, Mutant
+from compiler.mutation.kinds import MAX_ITEMS_STEP, Mutant
 
 Probe = tuple[str, CompileInput]  # a plain label, the input
 

@@ -22,10 +22,10 @@ from typing import Any
 from compiler.models import CompileInput, CompileOutput, Contract
 from compiler.perturb import Perturbation, admitted_in, slot_states
 
-from . import review
-from .kinds import MUTATION_KINDS, Mutant, advice
-from .kinds import mutants as all_mutants
-from .probes import probes
+from compiler.mutation import review
+from compiler.mutation.kinds import MUTATION_KINDS, Mutant, advice
+from compiler.mutation.kinds import mutants as all_mutants
+from compiler.mutation.probes import probes
 
 KILLED, SURVIVING, EQUIVALENT = "killed", "surviving", "equivalent"
 STANDARD, EXPECTATIONS = "standard", "expectations"

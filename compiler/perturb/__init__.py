@@ -46,72 +46,11 @@ from __future__ import annotations
 
 from compiler.codes import Requirement
 
-from .arguments import (  # noqa: F401
-    OPERATORS,
-    ContaminateArgs,
-    ContradictArgs,
-    ContradictFirstArgs,
-    HideArgs,
-    LookAlikeArgs,
-    Name,
-    Perturbation,
-    PerturbationArgs,
-    PromoteWeakArgs,
-    ReplayExpiryArgs,
-    RevokeDelegationArgs,
-    ShiftDaysArgs,
-    SubstituteClassArgs,
-    SupersedeArgs,
-    SwapEntityArgs,
-    SwapPrincipalArgs,
-)
-from .flips import (  # noqa: F401
-    REFUSED,
-    admitted_in,
-    flips,
-    slot_states,
-    sweep,
-)
-from .operators import (  # noqa: F401
-    APPROVAL_WORDING,
-    CONTAMINANT_PREFIX,
-    LOOK_ALIKE_KINDS,
-    LOOK_ALIKE_PREFIX,
-    WEAK_PROMOTION_PREFIX,
-    contaminate,
-    contradict,
-    contradict_first,
-    hide,
-    look_alike,
-    promote_weak,
-    replay_expiry,
-    revoke_delegation,
-    shift_days,
-    substitute_class,
-    supersede,
-    swap_entity,
-    swap_principal,
-)
-from .probes import (  # noqa: F401
-    CONTRADICTION_PREFIX,
-    CROWD_PREFIX,
-    LOW_RELEVANCE,
-    PRECEDENCE_PREFIX,
-    PROBE_OPERATORS,
-    PROMOTION_PREFIX,
-    contradict_classes,
-    crowd,
-    precedence,
-    promote_classes,
-    remove_support,
-    swap_purpose,
-)
-from .suite import (  # noqa: F401
-    CONTAMINATION_SIZE,
-    OUTSIDER_PRINCIPAL,
-    boundary_suite,
-    standard_suite,
-)
+from compiler.perturb.arguments import OPERATORS, ContaminateArgs, ContradictArgs, ContradictFirstArgs, HideArgs, LookAlikeArgs, Name, Perturbation, PerturbationArgs, PromoteWeakArgs, ReplayExpiryArgs, RevokeDelegationArgs, ShiftDaysArgs, SubstituteClassArgs, SupersedeArgs, SwapEntityArgs, SwapPrincipalArgs
+from compiler.perturb.flips import REFUSED, admitted_in, flips, slot_states, sweep
+from compiler.perturb.operators import APPROVAL_WORDING, CONTAMINANT_PREFIX, LOOK_ALIKE_KINDS, LOOK_ALIKE_PREFIX, WEAK_PROMOTION_PREFIX, contaminate, contradict, contradict_first, hide, look_alike, promote_weak, replay_expiry, revoke_delegation, shift_days, substitute_class, supersede, swap_entity, swap_principal
+from compiler.perturb.probes import CONTRADICTION_PREFIX, CROWD_PREFIX, LOW_RELEVANCE, PRECEDENCE_PREFIX, PROBE_OPERATORS, PROMOTION_PREFIX, contradict_classes, crowd, precedence, promote_classes, remove_support, swap_purpose
+from compiler.perturb.suite import CONTAMINATION_SIZE, OUTSIDER_PRINCIPAL, boundary_suite, standard_suite
 
 __all__ = [
     "OPERATORS",

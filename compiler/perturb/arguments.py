@@ -13,15 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from compiler.models import CompileInput
 
-from .operators import CORE_OPERATORS
-from .probes import (
-    contradict_classes,
-    crowd,
-    precedence,
-    promote_classes,
-    remove_support,
-    swap_purpose,
-)
+from compiler.perturb.operators import CORE_OPERATORS
+from compiler.perturb.probes import contradict_classes, crowd, precedence, promote_classes, remove_support, swap_purpose
 
 OPERATORS: dict[str, Any] = {
     **CORE_OPERATORS,

@@ -10,8 +10,8 @@ from typing import Any
 from compiler.codes import Pass, Result
 from compiler.models import CompileInput, CompileOutput
 
-from .arguments import Perturbation
-from .suite import standard_suite
+from compiler.perturb.arguments import Perturbation
+from compiler.perturb.suite import standard_suite
 
 REFUSED = "refused"
 

@@ -28,13 +28,7 @@ from compiler.codes import OrderRole, Requirement
 from compiler.compare import admitted_ids
 from compiler.models import CompileInput
 
-from .operators import (
-    APPROVAL_WORDING,
-    _admissible_item,
-    _fresh,
-    _with_request,
-    hide,
-)
+from compiler.perturb.operators import APPROVAL_WORDING, _admissible_item, _fresh, _with_request, hide
 
 PROBE_OPERATORS = frozenset(
     {

@@ -11,8 +11,8 @@ from compiler.compare import admitted_ids
 from compiler.models import CompileInput, CompileOutput
 from compiler.resolve import expand_roles
 
-from .arguments import Perturbation
-from .operators import _entity_of, _fresh, _speaks_to, _substitute_classes
+from compiler.perturb.arguments import Perturbation
+from compiler.perturb.operators import _entity_of, _fresh, _speaks_to, _substitute_classes
 
 OUTSIDER_PRINCIPAL = "outsider"
 CONTAMINATION_SIZE = 50

@@ -33,30 +33,11 @@ from compiler.perturb import (  # noqa: F401
     WEAK_PROMOTION_PREFIX,
 )
 
-from .corpus import corpus_findings, purpose_findings
-from .expectations import (  # noqa: F401
-    PINS,
-    VariantExpectation,
-    expectation_failures,
-    missing_perturbations,
-    output_failures,
-    slot_failures,
-)
-from .flags import CORPUS, FlagKey, catalogue_problems, flag_key, review_flags  # noqa: F401
-from .registry import RELATIONS, judge, label
-from .verdicts import (  # noqa: F401
-    EXPECTED,
-    FINDING,
-    SEVERITY,
-    VIOLATION,
-    Case,
-    Context,
-    Judge,
-    Kind,
-    Relation,
-    Verdict,
-    worst,
-)
+from compiler.relations.corpus import corpus_findings, purpose_findings
+from compiler.relations.expectations import PINS, VariantExpectation, expectation_failures, missing_perturbations, output_failures, slot_failures
+from compiler.relations.flags import CORPUS, FlagKey, catalogue_problems, flag_key, review_flags  # noqa: F401
+from compiler.relations.registry import RELATIONS, judge, label
+from compiler.relations.verdicts import EXPECTED, FINDING, SEVERITY, VIOLATION, Case, Context, Judge, Kind, Relation, Verdict, worst
 
 __all__ = [
     "EXPECTED",

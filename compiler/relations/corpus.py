@@ -7,7 +7,7 @@ from typing import Any
 
 from compiler.models import Candidate
 
-from .verdicts import FINDING, Verdict
+from compiler.relations.verdicts import FINDING, Verdict
 
 
 def corpus_findings(

@@ -16,7 +16,7 @@ from compiler.perturb import (
 )
 from compiler.resolve import expand_roles
 
-from .verdicts import EXPECTED, FINDING, VIOLATION, Case, Judge, Kind, Verdict
+from compiler.relations.verdicts import EXPECTED, FINDING, VIOLATION, Case, Judge, Kind, Verdict
 
 OPTIONAL = "optional"
 """The cause of a finding on a slot that has lost its support, or is contradicted, and does

@@ -12,8 +12,8 @@ from compiler.codes import Result, SlotState
 from compiler.models import Proposition
 from compiler.perturb import CROWD_PREFIX, LOW_RELEVANCE, PROMOTION_PREFIX
 
-from .judges import _blocks_or_optional, _causes
-from .verdicts import EXPECTED, FINDING, VIOLATION, Case, Verdict
+from compiler.relations.judges import _blocks_or_optional, _causes
+from compiler.relations.verdicts import EXPECTED, FINDING, VIOLATION, Case, Verdict
 
 DUPLICATES = "copies of one record"
 LOW = "low relevance"

@@ -11,39 +11,10 @@ from compiler.perturb import (
     Perturbation,
 )
 
-from .judges import (
-    _becomes_contradicted,
-    _changes_are_findings,
-    _first_classes,
-    _loses_support,
-    _must_not_change,
-    _must_refuse,
-    _named_contradiction,
-    _nothing_admitted_for_outsider,
-    _other_entity_admits_nothing_of_the_first,
-    _plan_must_change,
-    _weak_never_establishes,
-)
-from .labels import (
-    _contradict_classes_label,
-    _contradict_label,
-    _days,
-    _fixed,
-    _item_label,
-    _principal_label,
-    _promote_classes_label,
-    _substitute_label,
-    _weak_label,
-)
-from .probes import (
-    contradiction_surfaces,
-    crowd_kept_out,
-    precedence_holds,
-    promotion_judged,
-    purpose_judged,
-    support_removed,
-)
-from .verdicts import EXPECTED, FINDING, Case, Context, Relation, Verdict
+from compiler.relations.judges import _becomes_contradicted, _changes_are_findings, _first_classes, _loses_support, _must_not_change, _must_refuse, _named_contradiction, _nothing_admitted_for_outsider, _other_entity_admits_nothing_of_the_first, _plan_must_change, _weak_never_establishes
+from compiler.relations.labels import _contradict_classes_label, _contradict_label, _days, _fixed, _item_label, _principal_label, _promote_classes_label, _substitute_label, _weak_label
+from compiler.relations.probes import contradiction_surfaces, crowd_kept_out, precedence_holds, promotion_judged, purpose_judged, support_removed
+from compiler.relations.verdicts import EXPECTED, FINDING, Case, Context, Relation, Verdict
 
 
 def label(perturbation: Perturbation, document: CompileInput) -> str:
