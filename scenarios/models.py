@@ -19,8 +19,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
-from compiler.codes import SlotState
-from compiler.perturb import REFUSED
+from compiler import REFUSED, SlotState
 from contracts.models import ContractVersion, DecisionType
 
 from .expectations import PIN_FIELDS, clean_pins
@@ -75,7 +74,7 @@ class Corpus(Archivable):
     )
     name = models.CharField(max_length=120)
     description = models.TextField(blank=True)
-    # compiler.models.Directory as JSON: {"entities": {...}, "role_parents": {...}}.
+    # compiler.Directory as JSON: {"entities": {...}, "role_parents": {...}}.
     directory = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
@@ -139,7 +138,7 @@ class Scenario(Archivable):
     token_budget = models.PositiveIntegerField(
         validators=[MinValueValidator(0), MaxValueValidator(2**31 - 1)]
     )
-    # compiler.models.Delegation as JSON, or null.
+    # compiler.Delegation as JSON, or null.
     delegation = models.JSONField(null=True, blank=True)
     named = models.JSONField(default=list, blank=True)
 
@@ -158,7 +157,7 @@ class Scenario(Archivable):
     expected_required = models.JSONField(default=dict, blank=True)
     expected_resource_ids = models.JSONField(default=dict, blank=True)
     # Owners' expectations on single perturbations: a list of
-    # compiler.relations.VariantExpectation dicts ({operator, args, proposition, state}).
+    # compiler.VariantExpectation dicts ({operator, args, proposition, state}).
     variant_expectations = models.JSONField(default=list, blank=True)
 
     # Optimistic locking: the edit and "take as expected" forms carry it, every change
@@ -320,7 +319,7 @@ class ScenarioResult(models.Model):
     # again from the base's `input_json` (rows stored before that kept theirs here).
     output_json = models.TextField(blank=True)
     slot_states = ResultJSONField(default=dict)
-    # compiler.perturb.flips() against the scenario's base, with the perturbation in plain
+    # compiler.flips() against the scenario's base, with the perturbation in plain
     # words (`label`) and its worst `verdict`; null on the base row.
     flips = ResultJSONField(null=True, blank=True)
     # The variant's verdicts counted per proposition ("" for the variant as
@@ -330,14 +329,14 @@ class ScenarioResult(models.Model):
     verdict_counts = ResultJSONField(null=True, blank=True)
     # [{"what": "slot"|"admitted"|"rejected"|"decision_ready"|"blocking"|"required"|
     #   "resource_ids"|"input", "key": ..., "expected": ..., "actual": ...}]
-    # (`compiler.relations.output_failures`; rows stored before the pins hold the first three).
+    # (`compiler.output_failures`; rows stored before the pins hold the first three).
     expectation_failures = ResultJSONField(default=list, blank=True)
     # The base's input as the compiler serialised it (what `input_sha256` hashes): what a
     # variant is compiled again from. Null on a variant and an invalid scenario. Last in the
     # row, so SQLite reads the columns before it without walking its overflow pages; null
     # rather than empty, so adding it to a large table is an ALTER TABLE, not a rebuild.
     input_json = models.TextField(null=True, blank=True)
-    # The variant's verdicts (compiler.relations.judge, as JSON): `judged` reads them. Null on
+    # The variant's verdicts (the compiler's judge, as JSON): `judged` reads them. Null on
     # a base, and on rows stored before they had a column (theirs are in `flips`). Apart from
     # `flips`, so what reads the flips (the JSON report) does not parse them.
     verdicts = ResultJSONField(null=True, blank=True)

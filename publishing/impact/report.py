@@ -10,11 +10,14 @@ from typing import Any
 
 from django.utils.safestring import SafeString
 
-from compiler import COMPILER_VERSION, contract_widenings
-from compiler.canonical import sha256_hex
-from compiler.models import Contract
-from compiler.perturb import PROBE_OPERATORS
-from compiler.relations import RELATIONS
+from compiler import (
+    COMPILER_VERSION,
+    PROBE_OPERATORS,
+    RELATIONS,
+    Contract,
+    contract_widenings,
+    sha256_hex,
+)
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
 from contracts.wording import PLAIN, Words
@@ -61,7 +64,7 @@ class ImpactReport:
     @property
     def widenings(self) -> list[dict[str, Any]]:
         """What the version widens against the published one; an approval must acknowledge
-        each. First the contract's own widenings (`compiler.widenings`: `{"id", "source":
+        each. First the contract's own widenings (`compiler._widenings`: `{"id", "source":
         "contract", "kind", "proposition", "text"}`), then each item the version admits that
         the published version did not, in some scenario or variant (`{"id", "source":
         "items", "kind": "item_admitted", "where": [{"scenario", "perturbation"}], "text"}`)."""
@@ -280,7 +283,7 @@ def cause_rows(
 
 def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[str, Any]]:
     """The contract's widenings against the published one, as the report lists them (ids
-    as `compiler.widenings` gives them, the same as `evidence-compiler test --baseline`)."""
+    as `compiler._widenings` gives them, the same as `evidence-compiler test --baseline`)."""
     return [
         {"id": w.id, "source": "contract", "kind": w.kind, "proposition": w.proposition,
          "text": w.detail}

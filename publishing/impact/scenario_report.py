@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from compiler import InvalidInput
-from compiler.models import Contract
+from compiler import Contract, InvalidInput
 from contracts.wording import PLAIN, Words
 
 from .sentences import admitted_text, failure_text, flip_text, scenario_summary
@@ -222,7 +221,7 @@ def _verdicts(
                 "label": outcome.label or perturbation,
                 "proposition": v["proposition"],
                 # What the verdict is about beyond its operator and proposition, with no item
-                # ids (compiler.relations.Verdict.cause); "" when a verdict carries none.
+                # ids (compiler._relations.verdicts.Verdict.cause); "" when a verdict carries none.
                 "cause": v.get("cause") or "",
                 "kind": v["kind"],
                 "message": v["message"],

@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from compiler.statements import SignedStatement
+from compiler_trust import SignedStatement
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from contracts.models import Approval, AuditAction, ContractVersion, Review
 from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record

@@ -54,7 +54,7 @@ def test_the_wheel_holds_exactly_the_compiler_package_of_this_checkout(wheel):
     }
     assert package == source
     assert {n.split("/")[0] for n in names} == {"compiler", "evidence_compiler-0.1.0.dist-info"}
-    assert b"evidence-compiler = compiler.cli:main" in entry_points
+    assert b"evidence-compiler = compiler_tools._cli:main" in entry_points
     requires = [line.split(": ", 1)[1] for line in meta.splitlines()
                 if line.startswith("Requires-Dist: ") and "extra ==" not in line]  # fmt: skip
     assert requires == [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from compiler.codes import OrderRole
+from compiler import OrderRole
 from contracts.models import (
     KEY_HELP,
     SOURCE_CLASS_FIELDS,

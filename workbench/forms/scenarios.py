@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-from compiler.codes import OrderRole, Requirement
+from compiler import OrderRole, Requirement
 from scenarios.compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
 from scenarios.models import SLOT_STATES, Corpus, CorpusCandidate, Scenario
 from scenarios.services import (

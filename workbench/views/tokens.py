@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from compiler.contract_tests import InvalidTestFiles
+from compiler_tools import InvalidTestFiles
 from contracts import selectors
 from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
