@@ -3,7 +3,7 @@
     python bench/pushdown.py [--n 1000000] [--entities 1000] [--repeat 3] [--url postgres://…]
 
 Loads a seeded synthetic pool of `--n` candidates into a scratch PostgreSQL database (COPY,
-then the indexes of `compiler._pushdown.candidate_table_ddl`), then, interleaved and repeated:
+then the indexes of `compiler.pushdown.candidate_table_ddl`), then, interleaved and repeated:
 
 * pushdown: run `admission_query`, rebuild the returned rows, compile them (re-checked in memory);
 * in memory: fetch every row's document, validate the whole pool and compile it.

@@ -31,7 +31,7 @@ gets a query that returns no rows: those refusals do not depend on candidates.
 
 The query is this module's; the candidate table and each dialect's spelling are in
 `compiler._pushdown_sql`, compiling the returned rows in `compiler._pushdown_rows`; callers
-read all three through this module, the `compiler._pushdown` namespace.
+read all three through this module, the `compiler.pushdown` namespace.
 """
 
 from __future__ import annotations

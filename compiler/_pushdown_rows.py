@@ -1,4 +1,4 @@
-"""Compiling what the pushed-down query returned (`compiler._pushdown`): the rows rebuilt into
+"""Compiling what the pushed-down query returned (`compiler.pushdown`): the rows rebuilt into
 candidates and compiled by the ordinary pipeline, which re-checks every one of them.
 """
 

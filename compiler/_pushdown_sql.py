@@ -1,4 +1,4 @@
-"""The candidate table of predicate pushdown (`compiler._pushdown`): its DDL, the row of one
+"""The candidate table of predicate pushdown (`compiler.pushdown`): its DDL, the row of one
 candidate, the statements that load it, and how each dialect spells what the query needs.
 Pure: it writes SQL text and parameters, and runs nothing.
 """

@@ -3,7 +3,7 @@
 import gc
 import sys
 
-from compiler_tools import main as run_command
+from compiler_tools._cli import main as run_command
 
 
 def main() -> int:

@@ -37,6 +37,11 @@ if TYPE_CHECKING:
     )
     from compiler_trust._bundle.signing import assemble_bundle, sign_bundle
     from compiler_trust._bundle.verification import inspect_bundle, verify_bundle
+    from compiler_trust._key_files import (
+        load_private_key_file,
+        load_public_keys,
+        write_key_files,
+    )
     from compiler_trust._keys import (
         KEY_ROLES,
         KEY_SET_FILE,
@@ -47,13 +52,10 @@ if TYPE_CHECKING:
         key_id,
         key_set_json,
         load_private_key,
-        load_private_key_file,
         load_public_key,
-        load_public_keys,
         parse_key_set,
         private_key_pem,
         public_key_pem,
-        write_key_files,
     )
     from compiler_trust._receipts import (
         CARRIES_CONTENT,
@@ -90,14 +92,12 @@ _HOMES = {
         "key_id",
         "key_set_json",
         "load_private_key",
-        "load_private_key_file",
         "load_public_key",
-        "load_public_keys",
         "parse_key_set",
         "private_key_pem",
         "public_key_pem",
-        "write_key_files",
     ],
+    "compiler_trust._key_files": ["load_private_key_file", "load_public_keys", "write_key_files"],
     "compiler_trust._statements": [
         "ApprovalStatement",
         "MAX_CLOCK_SKEW",

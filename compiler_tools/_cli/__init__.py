@@ -224,7 +224,7 @@ def _bundled_input(args: argparse.Namespace, err: TextIO) -> tuple[Any, CompileI
     from compiler_trust._bundle.compiling import compile_input_from_bundle
     from compiler_trust._bundle.reasons import BundleInvalid
     from compiler_trust._bundle.verification import verify_bundle
-    from compiler_trust._keys import load_public_keys
+    from compiler_trust._key_files import load_public_keys
 
     if not args.public_key:
         message = "compile --bundle needs --public-key to verify the bundle"

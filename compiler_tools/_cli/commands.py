@@ -122,7 +122,8 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     keys = None
     if args.public_key:
-        from compiler_trust._keys import KeyLoadError, load_public_keys
+        from compiler_trust._key_files import load_public_keys
+        from compiler_trust._keys import KeyLoadError
 
         try:
             keys = load_public_keys(args.public_key)
@@ -221,7 +222,7 @@ def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     from compiler_trust._bundle.reasons import BundleInvalid
     from compiler_trust._bundle.verification import verify_bundle
-    from compiler_trust._keys import load_public_keys
+    from compiler_trust._key_files import load_public_keys
 
     try:
         bundle = verify_bundle(
@@ -247,7 +248,8 @@ def verify_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def keygen(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from compiler_trust._keys import KeyLoadError, key_id, load_private_key_file, write_key_files
+    from compiler_trust._key_files import load_private_key_file, write_key_files
+    from compiler_trust._keys import KeyLoadError, key_id
 
     try:
         private_path, public_path = write_key_files(args.out, args.name)
@@ -265,7 +267,8 @@ def keygen(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def sign_approval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import datetime as dt
 
-    from compiler_trust._keys import KeyLoadError, load_private_key_file
+    from compiler_trust._key_files import load_private_key_file
+    from compiler_trust._keys import KeyLoadError
     from compiler_trust._statements import StatementInvalid, sign_as
 
     try:
