@@ -1,7 +1,7 @@
 """`Compiled`: what a compile decided, before it becomes a `CompileOutput` or JSON text.
 
-The passes fill it without pydantic. `output_model.to_output` turns it into the library's
-`CompileOutput`; `output_text.json_text_pieces` writes the same output's JSON directly (the
+The passes fill it without pydantic. `_compiled_to_output.to_output` turns it into the library's
+`CompileOutput`; `_output_json.compiled_pieces` writes the same output's JSON directly (the
 CLI), one trace row and one rejection at a time, never holding all of them as dicts.
 Its parts are already in their JSON form where the output has one (the contract reference,
 the normalised request, the packet items), so both read the same values.

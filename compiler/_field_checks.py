@@ -1,6 +1,6 @@
 """The candidates of a pool, checked and built into `PlainCandidate`s one at a time.
 
-`plain_loading` reads a document through `Shared`: a pool has many candidates, so their
+`_slotted_reader` reads a document through `Shared`: a pool has many candidates, so their
 checks are written out and each repeated value (a role list, a class, a date, a token count)
 is kept once. At the first thing not certainly valid they raise `Unsure`.
 """
@@ -11,6 +11,7 @@ import datetime as dt
 import re
 from typing import Any
 
+from compiler._candidate_fields import CANDIDATE_FIELDS, REQUIRED
 from compiler._codes import OrderRole, Requirement
 from compiler._slotted import PlainCandidate, PlainForm, PlainSource
 
@@ -23,10 +24,7 @@ DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 ROLES = {r.value: r for r in OrderRole}
 REQUIREMENTS = {r.value: r for r in Requirement}
 
-_CANDIDATE_REQUIRED = frozenset(
-    {"id", "entity", "allowed_roles", "allowed_purposes", "evidence_class", "supports"}
-    | {"valid_from", "tokens", "relevance", "content"}
-)
+_CANDIDATE_REQUIRED = frozenset(n for n, f in CANDIDATE_FIELDS.items() if f.default is REQUIRED)
 
 
 def fields(value: Any, required: set[str] | frozenset[str], optional: Any = ()) -> dict:
@@ -63,7 +61,6 @@ def integer(value: Any, low: int) -> int:
 
 
 _NO_ITEMS: list[str] = []  # compared with, never changed
-_OPTIONAL_LISTS = ("denied_roles", "denied_principals", "contradicts", "depends_on")
 
 
 def score(value: Any) -> float:
@@ -77,39 +74,15 @@ def score(value: Any) -> float:
     return value
 
 
-class _Missing:
-    """The type of a required candidate field's stand-in: no candidate may have it."""
-
-
-_REQUIRED: Any = _Missing()
-# Every candidate field in `PlainCandidate.__slots__` order with what an absent one is: a
-# candidate merged over this has exactly these keys in this order (or an unknown one more).
+# Every candidate field in `PlainCandidate.__slots__` order with what an absent one is, as JSON
+# (the stand-in of a required one is of a type no field takes): a candidate merged over this
+# has exactly these keys in this order (or an unknown one more).
 _CANDIDATE_DEFAULTS: dict[str, Any] = {
-    name: _REQUIRED if name in _CANDIDATE_REQUIRED else None for name in PlainCandidate.__slots__
+    name: _NO_ITEMS if field.default == () else field.default
+    for name, field in CANDIDATE_FIELDS.items()
 }
-_CANDIDATE_DEFAULTS.update(
-    dict.fromkeys((*_OPTIONAL_LISTS, "forms"), _NO_ITEMS)
-    | {"superseded": False, "group_required": False}
-    | {"role": OrderRole.EVIDENCE.value, "requirement": Requirement.PREFERRED.value}
-)
-
-
-def _kinds(*kinds: type) -> frozenset[type]:
-    return frozenset(kinds)
-
-
-_STR, _LIST, _NONE = _kinds(str), _kinds(list), type(None)
-# The JSON types each candidate field takes, in slot order (strictly: no bool for an int).
-_CANDIDATE_TYPES = dict.fromkeys(PlainCandidate.__slots__, _STR)
-_CANDIDATE_TYPES.update(
-    dict.fromkeys(
-        ("allowed_roles", "allowed_purposes", "supports", "forms", *_OPTIONAL_LISTS), _LIST
-    )
-    | dict.fromkeys(("valid_to", "superseded_by", "group"), _kinds(str, _NONE))
-    | dict.fromkeys(("superseded", "group_required"), _kinds(bool))
-    | {"tokens": _kinds(int), "relevance": _kinds(int, float)}
-    | {"floor": _kinds(int, _NONE), "source": _kinds(dict, _NONE)}
-)
+# The JSON types each candidate field takes, in slot order.
+_CANDIDATE_TYPES = {name: field.json_types for name, field in CANDIDATE_FIELDS.items()}
 
 
 class _Kept(dict):

@@ -3,7 +3,7 @@
 Field-level problems (a negative token count, a relevance outside [0, 1], a `valid_to` before
 `valid_from`) are reported by pydantic for every candidate at once; problems that span several
 candidates (duplicate ids, dangling dependencies, a required group that mixes requirement
-classes, a mismatched policy) are found by `validation.cross_reference_problems` on the raw
+classes, a mismatched policy) are found by `_cross_checks.cross_reference_problems` on the raw
 document and merged into the same `ValidationError`, so one call lists everything wrong.
 """
 
@@ -242,7 +242,7 @@ class CompileInput(Frozen):
         """Validate, listing every problem at the caller's indices, with the candidates then
         put in id order.
 
-        With the context `{"prevalidated": True}` (`loading.load_input_consuming`) the
+        With the context `{"prevalidated": True}` (`_validate_input.load_input_consuming`) the
         candidates are models already and the raw document is gone: anything that would need
         it to be located raises `NeedsDocument` instead."""
         if isinstance(data, CompileInput):

@@ -1,7 +1,7 @@
 """The compiler's output shapes: frozen pydantic models with the field names of docs/design.md.
 
-A compile builds them from its `Compiled` result (`output_model.to_output`); the CLI writes the
-same output's JSON without them (`output_text`).
+A compile builds them from its `Compiled` result (`_compiled_to_output.to_output`); the CLI
+writes the same output's JSON without them (`_output_json`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`compile_input`: the six passes in order, and the one place refusals become output.
 
 `run` is the compile itself and needs no pydantic: it takes a validated `CompileInput` or the
-CLI's plain twin of one (`plain`) and returns a `Compiled`. `compile_input` is the library's
+CLI's slotted twin of one (`_slotted`) and returns a `Compiled`. `compile_input` is the library's
 interface around it, returning the `CompileOutput` model.
 """
 

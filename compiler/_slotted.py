@@ -2,10 +2,10 @@
 
 `compiler.models` is the interface: every caller of the library validates into its frozen
 pydantic models. Importing pydantic and building those models costs more than a small compile
-itself, so the CLI validates a document it has parsed with `plain_loading.load_plain` into
+itself, so the CLI validates a document it has parsed with `_slotted_reader.load_plain` into
 these slotted classes instead: the same attribute names and values, read by the same passes,
 and no behaviour of their own beyond what the passes call (`candidates_in_id_order`,
-`full_rank`, `allowed_forms`, `proposition`). Nothing here validates; `plain_loading` only
+`full_rank`, `allowed_forms`, `proposition`). Nothing here validates; `_slotted_reader` only
 builds these from what it has checked, and hands anything it is unsure of to pydantic.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+from compiler._candidate_fields import CANDIDATE_FIELDS
 from compiler._codes import OrderRole, Requirement
 
 
@@ -189,34 +190,9 @@ class PlainSource:
 
 
 class PlainCandidate:
-    """A candidate; the attributes are set by `plain_loading`, the defaults are the model's."""
+    """A candidate; the attributes are set by `_slotted_reader`, the defaults are the model's."""
 
-    __slots__ = (
-        "id",
-        "entity",
-        "allowed_roles",
-        "allowed_purposes",
-        "denied_roles",
-        "denied_principals",
-        "evidence_class",
-        "supports",
-        "contradicts",
-        "valid_from",
-        "valid_to",
-        "superseded",
-        "superseded_by",
-        "tokens",
-        "relevance",
-        "content",
-        "role",
-        "requirement",
-        "forms",
-        "floor",
-        "depends_on",
-        "group",
-        "group_required",
-        "source",
-    )
+    __slots__ = tuple(CANDIDATE_FIELDS)
 
     id: str
     entity: str

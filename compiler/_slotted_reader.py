@@ -1,9 +1,9 @@
-"""A document parsed from JSON, checked and built into `plain` objects without pydantic.
+"""A document parsed from JSON, checked and built into `_slotted` objects without pydantic.
 
 `load_plain` accepts only what it can check completely: JSON types exactly as
 `compiler.models` declares them (strict scalars, lists of strings, ISO dates, the enums'
 values), no unknown field, every model validator's rule, and then the cross-reference checks
-of `validation.may_have_problems`. At the first thing it does not accept it answers None,
+of `_cross_checks.may_have_problems`. At the first thing it does not accept it answers None,
 and the caller validates the document with pydantic, which lists every problem with its
 location. So this is a shortcut for valid input and never the judge of invalid input: a
 document it accepts is one `CompileInput.model_validate` accepts, with the same values
@@ -62,7 +62,7 @@ def load_plain(document: Any) -> PlainInput | None:
 
 
 def load_plain_text(text: str) -> PlainInput | None:
-    """`load_plain(json.loads(text))` for a `jsonio.quick_text`, each candidate's JSON let go
+    """`load_plain(json.loads(text))` for a `_json_reader.quick_text`, each candidate's JSON let go
     as soon as it is built (or None: parse it with `parse_json` and let pydantic look)."""
     shared = _Shared()
     try:

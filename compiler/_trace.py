@@ -3,7 +3,7 @@
 Request-level passes add entries one at a time. The admission pass decides for every candidate
 and hands the trace a *segment* that produces its entries only when the trace is read. Entries
 are kept as rows, `(id, pass, outcome, reason, detail)` of plain strings (not enum members):
-the CLI writes them straight out (`output_text`), and `records` makes the output's dicts.
+the CLI writes them straight out (`_output_json`), and `_records` makes the output's dicts.
 """
 
 from __future__ import annotations

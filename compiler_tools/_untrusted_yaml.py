@@ -20,7 +20,7 @@ so the count never expands anything), and how deep it nests once expanded. It re
   itself, or beyond `MAX_EXPANDED_VALUES` values (a document that writes out more without
   aliases is not refused for it);
 - a value that contains itself through an alias;
-- nesting deeper than `jsonio.MAX_DEPTH` (as for JSON), counted through aliases;
+- nesting deeper than `compiler._json_reader.MAX_DEPTH` (as for JSON), counted through aliases;
 - a string with half a UTF-16 surrogate pair (a `\\uD800` escape: no character; as for JSON);
 - a scalar PyYAML cannot turn into its value (a timestamp that is no date, an integer too
   long to convert).

@@ -30,7 +30,7 @@ from compiler_tools._cli.streams import (
 )
 
 # Each command imports what it needs when it runs: a compile of valid input imports neither
-# pydantic nor the bundle, key, pull or contract-test modules (`plain_loading` says how).
+# pydantic nor the bundle, key, pull or contract-test modules (`compiler._slotted_reader` says how).
 if TYPE_CHECKING:
     from compiler._input import CompileInput
     from compiler._slotted import PlainInput

@@ -40,8 +40,8 @@ def load(path: str) -> CompileInput:
 
 
 def load_for_compile(path: str) -> PlainInput | CompileInput:
-    """The input as `plain` objects when it is valid and plainly so (no pydantic), else
-    validated by `load` (which lists every problem with its location)."""
+    """The input as slotted objects (`compiler._slotted`) when it is valid and plainly so (no
+    pydantic), else validated by `load` (which lists every problem with its location)."""
     from compiler._json_reader import NotQuick, quick_text
     from compiler._slotted_reader import load_plain_text
 
