@@ -80,8 +80,8 @@ if TYPE_CHECKING:
     from compiler._relations.corpus import corpus_findings, purpose_findings
     from compiler._relations.expectations import VariantExpectation, output_failures, slot_failures
     from compiler._relations.flags import catalogue_problems, review_flags
-    from compiler._relations.registry import RELATIONS
-    from compiler._relations.verdicts import EXPECTED, FINDING, VIOLATION
+    from compiler._relations.registry import RELATIONS, judge, label
+    from compiler._relations.verdicts import EXPECTED, FINDING, VIOLATION, Context, Verdict, worst
     from compiler._sweep import sweep
     from compiler._validate_input import load_input
     from compiler._widenings import WIDENING_KINDS, Widening, contract_widenings
@@ -136,8 +136,15 @@ _HOMES = {
     "compiler._perturb.suite": ["CONTAMINATION_SIZE", "standard_suite"],
     "compiler._perturb.flips": ["REFUSED", "admitted_in", "flips", "slot_states"],
     "compiler._sweep": ["sweep"],
-    "compiler._relations.verdicts": ["EXPECTED", "FINDING", "VIOLATION"],
-    "compiler._relations.registry": ["RELATIONS"],
+    "compiler._relations.verdicts": [
+        "EXPECTED",
+        "FINDING",
+        "VIOLATION",
+        "Context",
+        "Verdict",
+        "worst",
+    ],
+    "compiler._relations.registry": ["RELATIONS", "judge", "label"],
     "compiler._relations.expectations": ["VariantExpectation", "output_failures", "slot_failures"],
     "compiler._relations.flags": ["catalogue_problems", "review_flags"],
     "compiler._relations.corpus": ["corpus_findings", "purpose_findings"],
@@ -162,6 +169,7 @@ __all__ = [
     "Candidate",
     "CompileInput",
     "CompileOutput",
+    "Context",
     "Contract",
     "Delegation",
     "Detail",
@@ -200,6 +208,7 @@ __all__ = [
     "SlotState",
     "VIOLATION",
     "VariantExpectation",
+    "Verdict",
     "WIDENING_KINDS",
     "Widening",
     "admitted_ids",
@@ -216,11 +225,13 @@ __all__ = [
     "cross_reference_problems",
     "flips",
     "hide",
+    "judge",
+    "label",
     "load_input",
-    "output_json_text",
     "mutants",
     "observed",
     "output_failures",
+    "output_json_text",
     "parse_json",
     "purpose_findings",
     "pushdown",
@@ -236,4 +247,5 @@ __all__ = [
     "supersede",
     "swap_principal",
     "sweep",
+    "worst",
 ]

@@ -1,1 +1,1 @@
-"""compiler/_passes."""
+"""The six passes of a compile, one module each; `compiler._pipeline` runs them in order."""

@@ -1,6 +1,6 @@
 """Property tests for invariants 1-7 of docs/design.md over generated corpora.
 
-The admitted universe U is recomputed here, independently of compiler/admit.py, from the
+The admitted universe U is recomputed here, independently of compiler/_passes/admit.py, from the
 definitions in docs/design.md: authorisation (effective roles = the principal's roles expanded
 through role_parents, intersected with delegation scopes; purpose; deny on the principal, the
 delegated service or any of the principal's roles dominates) ∩ applicability (entity,

@@ -1,4 +1,4 @@
-"""Conformance of the SQL pushdown adapter (compiler/pushdown.py) on SQLite and PostgreSQL.
+"""Conformance of the SQL pushdown adapter (compiler/_pushdown.py) on SQLite and PostgreSQL.
 
 The adapter is judged by what it admits, not by its query text: on generated corpora the
 query's admitted set must equal the in-memory U of a compile over the whole pool, and a compile
