@@ -267,7 +267,7 @@ def main() -> int:
     parser.add_argument(
         "--memory",
         action="store_true",
-        help="peak memory of python -m compiler, per candidate (100k and 1M)",
+        help="peak memory of python -m compiler_tools, per candidate (100k and 1M)",
     )
     parser.add_argument("--write-pool", nargs=2, metavar=("SIZE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
