@@ -1,8 +1,9 @@
-"""`python -m compiler_tools` (`evidence-compiler`): compile, compare, sweep, schema, verify-bundle,
-pull, test.
+"""`python -m compiler_tools` (`evidence-compiler`): compile, compare, sweep, schema, keygen,
+sign-approval, verify-bundle, pull, test.
 
-With `pull` (the network) and `contract_tests` (test directories), the only modules of the
-compiler that touch files, stdin/stdout and exit codes.
+With `pull` (the network), `_contract_tests` (test directories) and the key files of
+`compiler_trust`, the only code of the compiler that touches files, stdin/stdout and exit
+codes (`streams` reads and writes for the commands).
 Exit codes: 0 compiled (or valid), 1 refused (or an invalid bundle, or a sweep with a
 violation or a failed expectation, or `test --baseline OLD --fail-on-widening` with a
 widening), 2 invalid input.
