@@ -29,7 +29,7 @@ run: export DJANGO_SETTINGS_MODULE = workbench.settings.dev
 # the workbench requires at exactly its version; no index has it, so it is installed from the
 # checkout in the same pip call, editable: both distributions run this checkout's code.
 COMPILER_DIST := packaging/evidence-compiler
-COMPILER_DIST_FILES := $(COMPILER_DIST)/pyproject.toml $(COMPILER_DIST)/backend.py compiler/version.py
+COMPILER_DIST_FILES := $(COMPILER_DIST)/pyproject.toml compiler/version.py
 
 $(STAMP): pyproject.toml setup.py $(COMPILER_DIST_FILES)
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is required (Django 6.1)"; exit 1; }
@@ -106,15 +106,14 @@ dist: $(STAMP)
 	$(BIN)/python -m pip wheel --quiet --no-deps -w dist $(COMPILER_DIST) .
 	ls dist/evidence_compiler-*.whl dist/evidence_workbench-*.whl
 
-## dist-compiler: the standalone evidence-compiler wheel and sdist (only `compiler/`) in dist/
+## dist-compiler: the standalone evidence-compiler wheel and sdist (compiler, compiler_trust,
+## compiler_tools) in dist/
 dist-compiler: $(STAMP)
-	$(BIN)/python -m pip wheel --quiet --no-deps -w dist $(COMPILER_DIST)
-	$(BIN)/python -c 'import sys; sys.path.insert(0, "packaging/evidence-compiler"); \
-		import backend; print("dist/" + backend.build_sdist("dist"))'
+	$(BIN)/python -m build --quiet --outdir dist $(COMPILER_DIST)
 	ls dist/evidence_compiler-*
 
 demo-compile: $(STAMP)
-	$(BIN)/python -m compiler compile examples/atlas.json
+	$(BIN)/python -m compiler_tools compile examples/atlas.json
 
 clean:
 	rm -rf $(VENV) $(LOWEST) .pytest_cache dist

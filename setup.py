@@ -1,14 +1,15 @@
 """Which packages the workbench wheel holds (everything else is in pyproject.toml).
 
 The workbench's own apps are found by name, so a new app or sub-package needs no edit here.
-The `compiler` package is not among them: it is the separate `evidence-compiler`
-distribution (packaging/evidence-compiler), which the workbench declares as a dependency.
+The compiler's packages (`compiler`, `compiler_trust`, `compiler_tools`) are not among them:
+they are the separate `evidence-compiler` distribution (packaging/evidence-compiler), which the
+workbench declares as a dependency.
 The templates and static files live at the repository root; the wheel carries them inside the
 workbench package (workbench/templates, workbench/static), where the settings find them when
 there is no checkout. Each of their folders is listed as a data package of its own (so
 setuptools packages it knowingly instead of warning that it "would be ignored").
 tests/deployment/test_wheel.py checks that the wheel holds every tracked .py, template and
-static file of these apps, and no `compiler/`.
+static file of these apps, and none of the compiler's packages.
 """
 
 import atexit

@@ -9,15 +9,15 @@ compile time on the validated input, and in the same run the median time of the 
 plain retriever needs (sort the same candidates by relevance, take the top k). The ratio
 compile / sort is the figure the compiler is held to (target at 100k: at most 3x).
 
-`--whole-process` times `python -m compiler compile FILE` as a child process (imports, reading,
-validation, compile, writing) against the seed's reference program compiling the same pool,
+`--whole-process` times `python -m compiler_tools compile FILE` as a child process (imports,
+reading, validation, compile, writing) against the seed's reference program compiling the same pool,
 interleaved and repeated, and prints the medians, the ratio and each side's peak memory. The
 reference program is not part of this repository: it is cut out of the seed file at run time
 (`--seed-file PATH`, the chapter text that holds it; a `shared/seeds/000_*.txt` in the folder
 above the checkout is found by itself); without it the comparison is skipped with a message.
 Targets: at most 0.5x the reference at 100k, 1.5x at 1k.
 
-`--memory` prints the peak resident memory of `python -m compiler compile FILE` for each pool
+`--memory` prints the peak resident memory of `python -m compiler_tools compile FILE` for each pool
 and the bytes per candidate above a one-candidate pool's peak (targets: at most 1.5 KB per
 candidate; the 1M pool within 2 GiB).
 
@@ -202,7 +202,7 @@ def whole_process(sizes: list[int], repeat: int, seed_file: str | None) -> int:
         for size in sizes:
             path = Path(tmp, f"pool-{size}.json")
             write_pool(size, path)
-            ours_cmd = [sys.executable, "-m", "compiler", "compile", str(path)]
+            ours_cmd = [sys.executable, "-m", "compiler_tools", "compile", str(path)]
             seed_cmd = [sys.executable, str(Path(tmp, "driver.py")), tmp, str(path)]
             ours, seed, ours_mem, seed_mem = [], [], 0.0, 0.0
             for _ in range(repeat):  # interleaved, so both see the same machine load
@@ -232,7 +232,7 @@ MEMORY_LIMIT_MIB = 2048  # the whole 1M-candidate compile
 
 
 def memory(sizes: list[int]) -> int:
-    """Peak resident memory of `python -m compiler compile FILE` per pool, and the bytes each
+    """Peak resident memory of `python -m compiler_tools compile FILE` per pool, and the bytes each
     candidate adds to it (over a one-candidate pool's peak: the interpreter and the imports)."""
     print(f"{'pool':>9} {'peak MiB':>9} {'bytes/candidate':>16} {'target':>7}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -240,7 +240,7 @@ def memory(sizes: list[int]) -> int:
         for size in [1, *sizes]:
             path = Path(tmp, f"pool-{size}.json")
             write_pool(size, path)
-            _, peak = run_child([sys.executable, "-m", "compiler", "compile", str(path)])
+            _, peak = run_child([sys.executable, "-m", "compiler_tools", "compile", str(path)])
             path.unlink()
             if floor is None:
                 floor = peak
@@ -261,13 +261,13 @@ def main() -> int:
     parser.add_argument(
         "--whole-process",
         action="store_true",
-        help="time python -m compiler against the seed's reference program",
+        help="time python -m compiler_tools against the seed's reference program",
     )
     parser.add_argument("--seed-file", help="the seed file holding the reference program")
     parser.add_argument(
         "--memory",
         action="store_true",
-        help="peak memory of python -m compiler, per candidate (100k and 1M)",
+        help="peak memory of python -m compiler_tools, per candidate (100k and 1M)",
     )
     parser.add_argument("--write-pool", nargs=2, metavar=("SIZE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()

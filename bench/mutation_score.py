@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/mutation_score.py [--json] [--domain NAME]... [--demo] [--repeat 3]
 
-Mutation testing (`compiler.mutation`) over the four contract-test directories of
+Mutation testing (`compiler._mutation`) over the four contract-test directories of
 bench/domains/ (a hospital's trial enrolment, an insurer's settlement above authority, a gas
 network's emergency entry, and, written as a holdout after the probes were last changed, a
 machine-tool maker's export-licence release), each written from its owner's side before any
@@ -49,26 +49,32 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from compiler import load_input  # noqa: E402
-from compiler.contract_tests import ContractFile, load_tests, read_document  # noqa: E402
-from compiler.contract_tests.files import SourceClassEntry  # noqa: E402
-from compiler.contract_tests.mutation import mutation_cases  # noqa: E402
-from compiler.models import CompileInput, CompileOutput, Contract  # noqa: E402
-from compiler.mutation import (  # noqa: E402
+from compiler import (  # noqa: E402
     EQUIVALENT,
     KILLED,
     MUTATION_KINDS,
     SURVIVING,
+    CompileInput,
+    CompileOutput,
+    Contract,
     Mutant,
     MutantResult,
     MutationCase,
     MutationReport,
+    compile_input,
+    load_input,
     mutants,
     observed,
-    review,  # noqa: E402
     run_mutation,
 )
-from compiler.pipeline import compile_input  # noqa: E402
+from compiler._mutation import review  # noqa: E402
+from compiler_tools import (  # noqa: E402
+    ContractFile,
+    SourceClassEntry,
+    load_tests,
+    mutation_cases,
+    read_document,
+)
 
 DOMAINS = ROOT / "bench" / "domains"
 SCORE_TARGET = 0.9

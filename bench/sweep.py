@@ -7,7 +7,7 @@ The workbench side is `scenarios.services.run_start(..., background=False)`: it 
 scenarios and corpora from the database, validates them, compiles the base and the standard
 perturbation suite of every scenario, hashes every input, and stores every output with its
 slot states, flips and expectation failures. The bare side is what a script would do with the
-same JSON documents: `load_input` then `compiler.perturb.sweep` with the same weak classes.
+same JSON documents: `load_input` then `compiler.sweep` with the same weak classes.
 Both count the same compiles. The target is a ratio of at least 0.9.
 It also prints what each side spends outside the compiler's `sweep` (reading, validating,
 hashing, storing; the bare side's validating its candidates), as a share of its own sweep,
@@ -101,7 +101,7 @@ def build_suite(count: int):
 def bare_documents(version) -> list[dict]:
     """The same inputs as plain JSON, built before the clock starts, all sharing one validated
     contract model (what the runner does with the version's contract)."""
-    from compiler.models import Contract
+    from compiler import Contract
     from contracts.documents import compiled_contract, compiler_json
     from scenarios.models import Scenario
 
@@ -142,12 +142,12 @@ class InSweep:
         return timed
 
     def install(self) -> None:
-        """Time both sides' calls: the bare side's (`compiler.perturb.sweep`, imported when
+        """Time both sides' calls: the bare side's (`compiler.sweep`, imported when
         timed) and the services' (`scenarios.compiling.sweep`)."""
-        import compiler.perturb
+        import compiler
         from scenarios import compiling
 
-        compiler.perturb.sweep = self.wrap(compiler.perturb.sweep)
+        compiler.sweep = self.wrap(compiler.sweep)
         compiling.sweep = self.wrap(compiling.sweep)
 
 
@@ -155,8 +155,7 @@ IN_SWEEP = InSweep()
 
 
 def time_bare(documents: list[dict], weak: list[str]) -> tuple[int, float, float, float]:
-    from compiler import load_input
-    from compiler.perturb import sweep
+    from compiler import load_input, sweep
 
     compiles = 0
     IN_SWEEP.seconds = 0.0

@@ -4,8 +4,8 @@ Atlas scenarios with three suites, interleaved in one run:
 * `old`: the old standard suite (±1 day, hide, substitute, outsider, revoked delegation,
   contamination; slots and flips, no verdicts);
 * `verdicts`: the suite with the failure boundary's perturbations and every verdict, but
-  without the contract probes (`compiler.perturb.contract_probes`);
-* `probes`: today's whole standard suite (`compiler.perturb.sweep`) with the catalogue.
+  without the contract probes (`compiler._perturb.suite.contract_probes`);
+* `probes`: today's whole standard suite (`compiler.sweep`) with the catalogue.
 
     .venv/bin/python bench/verdicts.py [--scenarios 200] [--repeat 5]
 
@@ -35,8 +35,15 @@ SUITES = ("old", "verdicts", "probes")
 def time_suite(
     documents: list[dict], weak: list[str], tiers: dict[str, int], suite: str
 ) -> tuple[int, float]:
-    from compiler import compile_input, load_input
-    from compiler.perturb import PROBE_OPERATORS, flips, slot_states, standard_suite, sweep
+    from compiler import (
+        PROBE_OPERATORS,
+        compile_input,
+        flips,
+        load_input,
+        slot_states,
+        standard_suite,
+        sweep,
+    )
 
     compiles = 0
     started = time.perf_counter()

@@ -1,6 +1,6 @@
 """The one place a contract version becomes the document the compiler receives.
 
-`contract_document` builds the plain JSON shape of `compiler.models.Contract` from a version's
+`contract_document` builds the plain JSON shape of `compiler.Contract` from a version's
 rows (or returns the frozen snapshot of a version that can no longer change);
 `compiled_contract` validates it with the compiler's own model. Everything that hands a
 contract to the compiler — the JSON preview, runs, bundles — goes through these two.
@@ -13,8 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from compiler.canonical import sha256_hex
-from compiler.models import Contract
+from compiler import Contract, sha256_hex
 
 from .models import ContractVersion, Proposition
 

@@ -1,4 +1,4 @@
-"""A decision type's contract tests as files (`compiler.contract_tests`' directory format).
+"""A decision type's contract tests as files (`compiler_tools._contract_tests`' directory format).
 
 Export: the type's current version (the open one, else the latest), or the version asked for,
 as `contract.yaml`, with
@@ -23,7 +23,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch
 
-from compiler.contract_tests import FORMAT as TESTS_FORMAT
+from compiler_tools import FORMAT as TESTS_FORMAT
 from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import ContractVersion, DecisionType, SourceClass

@@ -1,4 +1,4 @@
-"""Importing a contract test directory (`compiler.contract_tests`' format) into a decision
+"""Importing a contract test directory (`compiler_tools._contract_tests`' format) into a decision
 type: its contract into the type's draft, its corpora and scenarios into the suite.
 
 Import is two steps, and nothing changes until the second.
@@ -28,15 +28,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from compiler.canonical import sha256_hex
-from compiler.contract_tests import (
-    ContractFile,
-    CorpusFile,
-    ScenarioFile,
-    load_tests,
-    read_document,
-)
-from compiler.models import Contract
+from compiler import Contract, sha256_hex
+from compiler_tools import ContractFile, CorpusFile, ScenarioFile, load_tests, read_document
 from contracts import selectors
 from contracts.documents import contract_document
 from contracts.models import ContractVersion, DecisionType
@@ -123,7 +116,7 @@ def _comparable(document: dict[str, Any]) -> Any:
 
 def import_plan(decision_type: DecisionType, directory: Path) -> ImportPlan:
     """Read and validate `directory`; say what importing it would change. Writes nothing.
-    `compiler.contract_tests.InvalidTestFiles` lists every problem of an invalid directory."""
+    `compiler_tools.InvalidTestFiles` lists every problem of an invalid directory."""
     load_tests(directory)  # every problem of every file, or the whole directory is valid
     contract_name = _contract_name(directory)
     header = ContractFile.model_validate(read_document(directory / contract_name))

@@ -15,8 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from compiler.keys import KeyLoadError, key_id, load_private_key_file, write_key_files
-from compiler.statements import sign_as
+from compiler_trust import KeyLoadError, key_id, load_private_key_file, sign_as, write_key_files
 from contracts import services
 from contracts.demo import ATLAS, ATLAS_V2_CHANGE, OWNER, REVIEWER
 from contracts.models import Approval, Bundle, ContractVersion, DecisionType, SigningKey

@@ -84,7 +84,7 @@ class ApiCall(models.Model):
 
 
 class DecisionReceipt(models.Model):
-    """A receipt a production service posted (`compiler.receipts`, no evidence content),
+    """A receipt a production service posted (`compiler_trust._receipts`, no evidence content),
     checked against the stored bundle it names before it was kept."""
 
     decision_type = models.ForeignKey(

@@ -1,8 +1,8 @@
 """Ingesting decision receipts posted by production (`POST /api/v1/decisions`).
 
 Each receipt is judged on its own: it must be well formed and carry no evidence content
-(`compiler.receipts.parse_receipt`), be for a decision type the token may write to, name a
-bundle stored here, and match that bundle (`compiler.receipts.check_receipt`: compiling its
+(`compiler_trust.parse_receipt`), be for a decision type the token may write to, name a
+bundle stored here, and match that bundle (`compiler_trust.check_receipt`: compiling its
 request and candidates against the bundle's contract gives its plan id, result and slots).
 The stored bundle is verified against the workbench's key set first, once per batch.
 
@@ -20,8 +20,14 @@ from typing import Any
 
 from django.db import transaction
 
-from compiler.bundle import BundleInvalid, VerifiedBundle, verify_bundle
-from compiler.receipts import ReceiptInvalid, check_receipt, parse_receipt
+from compiler_trust import (
+    BundleInvalid,
+    ReceiptInvalid,
+    VerifiedBundle,
+    check_receipt,
+    parse_receipt,
+    verify_bundle,
+)
 from contracts.models import Bundle
 
 from . import signing, tokens

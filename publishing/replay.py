@@ -5,7 +5,7 @@ wrote; the receipts say what it would change on the decisions production actuall
 `replay_start` queues a replay of every receipt received in the last
 `settings.RECEIPT_REPLAY_DAYS` days (default 30) of the version's decision type; the task
 (`publishing.tasks.replay_recorded_decisions`, running `publishing.replaying`) compiles each with
-`compiler.receipts.replay` against the version's contract and keeps, per decision whose
+`compiler_trust.replay` against the version's contract and keeps, per decision whose
 slots, result or admitted set (the packet's ids) would change, what changes, in the same
 terms as the report's scenarios: a slot going from one state to another, candidates that
 would enter or leave the packet.

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from compiler import InvalidInput
-from compiler.receipts import ReceiptInvalid, parse_receipt, replay
+from compiler_trust import ReceiptInvalid, parse_receipt, replay
 from contracts.documents import (
     ContractInvalid,
     compiled_contract,

@@ -4,7 +4,7 @@ trusted key set.
 A person's private key never reaches the workbench: it is generated in their browser
 (WebCrypto, non-extractable, in IndexedDB; `static/workbench/signing.js`) or with
 `evidence-compiler keygen` on their own machine, and they register the public half here. Every
-approval and publication is a statement signed on their side (`compiler.statements`); the
+approval and publication is a statement signed on their side (`compiler_trust._statements`); the
 workbench checks the signature against the registered key and stores it, and publishing only
 assembles the bundle from those statements. So holding the database and the secret does not
 let anyone sign as a reviewer (docs/bundles.md, "Trust model").
@@ -36,7 +36,7 @@ from django.db.models import Q
 from django.utils import timezone
 from guardian.shortcuts import get_objects_for_user
 
-from compiler.keys import (
+from compiler_trust import (
     KeyLoadError,
     TrustedKey,
     key_id,
@@ -259,7 +259,7 @@ def key_types(user: User) -> dict[str, list[str]]:
 
 def key_set_entries() -> list[dict[str, Any]]:
     """Every key this workbench knows (retired ones too), with its owner, roles and the
-    decision types of each role, in the shape `compiler.keys.key_set_json` writes."""
+    decision types of each role, in the shape `compiler_trust.key_set_json` writes."""
     grants: dict[int, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
     for key in all_keys():

@@ -23,7 +23,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from guardian.shortcuts import get_objects_for_user
 
-from compiler.keys import key_set_json
+from compiler_trust import key_set_json
 from contracts import roles, selectors
 from contracts.models import Bundle, DecisionType
 from contracts.services import NOT_ALLOWED, Actor, audit_record
@@ -281,7 +281,7 @@ def bundle_of_version(decision_type: DecisionType, number: int) -> Bundle | None
 
 
 def signer_key_set(decision_type: DecisionType) -> bytes:
-    """The key set (`compiler.keys.key_set_json`, what `load_public_keys` reads) of the keys
+    """The key set (`compiler_trust.key_set_json`, what `load_public_keys` reads) of the keys
     that signed the type's bundles, with each owner's roles now and their types narrowed to
     this one: a token for one type learns nothing of the others (not even their keys), and
     verifying this type's bundles needs nothing more."""

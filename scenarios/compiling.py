@@ -6,7 +6,7 @@
 * `scenario_input` builds the `CompileInput` of a scenario: its request, the version's contract
   (through `contracts.documents`, the only builder of that document) and its corpus.
 * `sweep_scenario` compiles the base and the standard perturbation suite, timing each compile;
-  each variant's `flips` also carries its `verdict` and `verdicts` (`compiler.relations`).
+  each variant's `flips` also carries its `verdict` and `verdicts` (`compiler._relations`).
 * `expectation_failures` compares a base compile with what the scenario expects (its slots,
   id sets and pins, `scenarios.expectations`).
 """
@@ -25,14 +25,20 @@ import orjson
 
 from compiler import (
     COMPILER_VERSION,
+    REFUSED,
+    Candidate,
     CompileInput,
     CompileOutput,
+    Contract,
+    Directory,
+    VariantExpectation,
+    admitted_in,
     compile_input,
     load_input,
+    output_failures,
+    slot_states,
+    sweep,
 )
-from compiler.models import Candidate, Contract, Directory
-from compiler.perturb import REFUSED, admitted_in, slot_states, sweep
-from compiler.relations import VariantExpectation, output_failures
 
 from .corpus_input import (  # noqa: F401 - re-exported: compiling is where callers look
     CORPUS_KEYS,
@@ -208,7 +214,7 @@ class Sweep:
     base: BaseCompile
     variants: list[Compiled] = field(default_factory=list)
     # The owners' expectations on single perturbations that do not hold, each with its
-    # `perturbation` (compiler.relations.expectation_failures).
+    # `perturbation` (compiler._relations.expectations.expectation_failures).
     expectation_failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -229,7 +235,7 @@ def sweep_scenario(
     expectations: Sequence[Any] = (),
     catalogue: Mapping[str, int] | None = None,
 ) -> Sweep:
-    """The base and the standard suite, through `compiler.perturb.sweep`, each compile timed.
+    """The base and the standard suite, through `compiler.sweep`, each compile timed.
 
     Every compile's `result` and `plan_id` are filled in. With `keep_models=False` the
     base's output is serialised (`output_json`, the compiler's own serialisation) and a
@@ -240,7 +246,7 @@ def sweep_scenario(
     so `scenarios.replay` gives its whole output again from the base's input (serialising
     every variant cost a tenth of a run, see bench/sweep.py). With the default, `output_json`
     stays empty.
-    `expectations` (`compiler.relations.VariantExpectation`s, or their dicts) are checked on
+    `expectations` (`compiler.VariantExpectation`s, or their dicts) are checked on
     their perturbations; the ones that do not hold are the sweep's `expectation_failures`.
     """
     seen: list[tuple[CompileInput | None, CompileOutput | None, float, str, str, str]] = []
@@ -309,7 +315,7 @@ def expectation_failures(
     """What a base compile does not give of the scenario's expectations (`expected`: the
     `expected:` document, `scenarios.expectations.expected_document`): one row per slot,
     then decision_ready, the blocking set, each pinned slot's `required` and resource ids,
-    and the admitted/rejected sets (`compiler.relations.output_failures`, the check the
+    and the admitted/rejected sets (`compiler.output_failures`, the check the
     contract-test files run too)."""
     return output_failures(output, document, expected)
 

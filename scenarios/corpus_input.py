@@ -11,11 +11,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from compiler import (
+    Candidate,
+    Directory,
     InvalidInput,
+    cross_reference_problems,
+    parse_json,
 )
-from compiler.jsonio import parse_json
-from compiler.models import Candidate, Directory
-from compiler.validation import cross_reference_problems
 
 from .input_messages import product_message
 
@@ -186,7 +187,7 @@ def _with_candidate_id(problem: CorpusProblem, items: Sequence[Any]) -> CorpusPr
 
 
 def read_json(data: bytes | str, *, max_bytes: int | None = None) -> Any:
-    """A document read with `compiler.jsonio.parse_json` (depth, number, encoding and size
+    """A document read with `compiler.parse_json` (depth, number, encoding and size
     limits); what is wrong is raised as `CorpusInvalid`, located like the corpus's problems."""
     try:
         return parse_json(data, max_bytes=max_bytes)

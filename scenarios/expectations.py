@@ -1,8 +1,8 @@
 """A scenario's expectations as one document, the pins on the output's meaning, and a failed
 expectation in plain words.
 
-The document is the `expected:` mapping of a contract-test file (`compiler.contract_tests`),
-which `compiler.relations.output_failures` checks a compile against:
+The document is the `expected:` mapping of a contract-test file (`compiler_tools._contract_tests`),
+which `compiler.output_failures` checks a compile against:
 
     slots          {proposition: state}           the scenario's `expected_slots`
     admitted       [ids] (exact set) or absent    `expected_admitted`

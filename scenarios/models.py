@@ -20,8 +20,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from compiler.codes import SlotState
-from compiler.perturb import REFUSED
+from compiler import REFUSED, SlotState
 from contracts.models import DecisionType
 
 from .expectations import PIN_FIELDS, clean_pins
@@ -80,7 +79,7 @@ class Corpus(Archivable):
     )
     name = models.CharField(max_length=120)
     description = models.TextField(blank=True)
-    # compiler.models.Directory as JSON: {"entities": {...}, "role_parents": {...}}.
+    # compiler.Directory as JSON: {"entities": {...}, "role_parents": {...}}.
     directory = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
@@ -147,7 +146,7 @@ class Scenario(Archivable):
     token_budget = models.PositiveIntegerField(
         validators=[MinValueValidator(0), MaxValueValidator(2**31 - 1)]
     )
-    # compiler.models.Delegation as JSON, or null.
+    # compiler.Delegation as JSON, or null.
     delegation = models.JSONField(null=True, blank=True)
     named = models.JSONField(default=list, blank=True)
 
@@ -166,7 +165,7 @@ class Scenario(Archivable):
     expected_required = models.JSONField(default=dict, blank=True)
     expected_resource_ids = models.JSONField(default=dict, blank=True)
     # Owners' expectations on single perturbations: a list of
-    # compiler.relations.VariantExpectation dicts ({operator, args, proposition, state}).
+    # compiler.VariantExpectation dicts ({operator, args, proposition, state}).
     variant_expectations = models.JSONField(default=list, blank=True)
 
     # Optimistic locking: the edit and "take as expected" forms carry it, every change

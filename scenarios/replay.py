@@ -3,7 +3,7 @@
 A run stores every compile's result, plan id, slot states, flips and verdicts, but the whole
 output (packet, rejections, trace) only of each scenario's base, with the base's input as
 the compiler serialised it (`ScenarioResult.input_json`). A variant's input is a pure
-function of that input and its perturbation (`compiler.perturb`), and the compiler is
+function of that input and its perturbation (`compiler._perturb`), and the compiler is
 deterministic, so its output is compiled again when someone opens it. That keeps a run's
 rows about a third of the size and spares every run serialising outputs nobody may open.
 
@@ -20,8 +20,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from compiler import COMPILER_VERSION, CompileOutput, InvalidInput, compile_input, load_input
-from compiler.perturb import Perturbation, slot_states
+from compiler import (
+    COMPILER_VERSION,
+    CompileOutput,
+    InvalidInput,
+    Perturbation,
+    compile_input,
+    load_input,
+    slot_states,
+)
 
 from . import compiling
 

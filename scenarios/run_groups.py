@@ -22,7 +22,7 @@ from typing import Any
 from django.db.models import Count, Min, Q
 from django.db.models.fields.json import KT
 
-from compiler.perturb import PROBE_OPERATORS
+from compiler import PROBE_OPERATORS
 
 from .models import SuiteRun
 from .result_rows import json_text

@@ -136,7 +136,7 @@ class ScenarioResult(models.Model):
     # again from the base's `input_json` (rows stored before that kept theirs here).
     output_json = models.TextField(blank=True)
     slot_states = ResultJSONField(default=dict)
-    # compiler.perturb.flips() against the scenario's base, with the perturbation in plain
+    # compiler._perturb.flips() against the scenario's base, with the perturbation in plain
     # words (`label`) and its worst `verdict`; null on the base row.
     flips = ResultJSONField(null=True, blank=True)
     # The variant's verdicts counted per proposition ("" for the variant as
@@ -146,14 +146,14 @@ class ScenarioResult(models.Model):
     verdict_counts = ResultJSONField(null=True, blank=True)
     # [{"what": "slot"|"admitted"|"rejected"|"decision_ready"|"blocking"|"required"|
     #   "resource_ids"|"input", "key": ..., "expected": ..., "actual": ...}]
-    # (`compiler.relations.output_failures`; rows stored before the pins hold the first three).
+    # (`compiler.output_failures`; rows stored before the pins hold the first three).
     expectation_failures = ResultJSONField(default=list, blank=True)
     # The base's input as the compiler serialised it (what `input_sha256` hashes): what a
     # variant is compiled again from. Null on a variant and an invalid scenario. Last in the
     # row, so SQLite reads the columns before it without walking its overflow pages; null
     # rather than empty, so adding it to a large table is an ALTER TABLE, not a rebuild.
     input_json = models.TextField(null=True, blank=True)
-    # The variant's verdicts (compiler.relations.judge, as JSON): `judged` reads them. Null on
+    # The variant's verdicts (compiler.judge, as JSON): `judged` reads them. Null on
     # a base, and on rows stored before they had a column (theirs are in `flips`). Apart from
     # `flips`, so what reads the flips (the JSON report) does not parse them.
     verdicts = ResultJSONField(null=True, blank=True)

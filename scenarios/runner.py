@@ -25,7 +25,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from compiler.compiled import contract_sha256 as remembered_contract_sha256
+from compiler import contract_sha256 as remembered_contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.services import audit_record
 from workers import stopping

@@ -1,5 +1,5 @@
 """A suite-strength run: every owner mistake applied to a version's contract as a mutant, the
-version's scenarios run against each (`compiler.mutation.run_mutation`), and the report of
+version's scenarios run against each (`compiler.run_mutation`), and the report of
 which mutants the suite kills. Re-exported by `scenarios.models`, where Django finds it; kept
 apart because the suite's own models already fill that module.
 """

@@ -1,7 +1,7 @@
 """A suite-strength run's execution: what the worker (`scenarios.tasks.execute_mutation_run`)
 calls. It builds each scenario's compile input the way a suite run does
 (`compiling.scenario_input`), hands them with the scenarios' expectations to the mutation
-engine (`compiler.mutation.run_mutation`), writes the engine's progress to the run's row as it
+engine (`compiler.run_mutation`), writes the engine's progress to the run's row as it
 goes and stores its report.
 
 It imports neither the services nor the task (an import-linter contract in pyproject.toml
@@ -18,12 +18,15 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from compiler import InvalidInput
-from compiler.compiled import contract_sha256
-from compiler.models import Contract
-from compiler.mutation import MutationCase, run_mutation
-from compiler.perturb import Perturbation
-from compiler.relations import VariantExpectation
+from compiler import (
+    Contract,
+    InvalidInput,
+    MutationCase,
+    Perturbation,
+    VariantExpectation,
+    contract_sha256,
+    run_mutation,
+)
 from contracts.documents import compiled_contract
 from contracts.services import audit_record
 

@@ -1,7 +1,7 @@
 """One justification per cause of violations, not per (scenario, perturbation, proposition).
 
 A cause is (operator, proposition, cause): what violations are about with no item and no
-scenario in it (`compiler.relations.Verdict.cause`: the weak classes admitted by a promotion,
+scenario in it (`compiler._relations.verdicts.Verdict.cause`: the weak classes admitted by a promotion,
 joined by "+", the class of a contradiction that does not surface; "" for the others). Each
 existing justification is mapped to the cause of the violation it justified:
 

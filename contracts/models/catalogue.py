@@ -9,7 +9,7 @@ from django.core.validators import MaxLengthValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 
-from compiler.codes import OrderRole
+from compiler import OrderRole
 
 KEY_PATTERN = r"^[a-z][a-z0-9_]*$"
 DOTTED_KEY_PATTERN = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"

@@ -101,7 +101,7 @@ class Approval(models.Model):
     acknowledged_widenings = models.JSONField(default=list, blank=True)
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)
-    # The approval statement the reviewer signed on their side (`compiler.statements`) and
+    # The approval statement the reviewer signed on their side (`compiler_trust._statements`) and
     # its signature; empty for approvals recorded before statements, which cannot publish.
     statement = models.JSONField(null=True, blank=True)
     signature = models.CharField(max_length=100, blank=True)
@@ -262,7 +262,7 @@ class BundleQuerySet(models.QuerySet["Bundle"]):
 
 class Bundle(models.Model):
     """The signed bundle of one published version, kept as the exact bytes that were signed
-    (`compiler.bundle.serialize_bundle`), so every download is byte-identical.
+    (`compiler_trust.serialize_bundle`), so every download is byte-identical.
 
     Bundles of one decision type form a chain: each names its parent (the previously
     published bundle, whose sha256 is the manifest's `parent_sha256`); the database allows

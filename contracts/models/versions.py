@@ -135,7 +135,7 @@ class ContractVersion(models.Model):
     )
     purposes = models.JSONField(default=list, blank=True)
 
-    # The assembly policy, one field per field of compiler.models.Policy (`POLICY_FIELDS`).
+    # The assembly policy, one field per field of compiler.Policy (`POLICY_FIELDS`).
     policy_name = models.CharField(max_length=64, default="default", validators=[key_validator])
     # Bounded here, not only by the database: SQLite takes 64-bit values, a bundle's
     # RFC 8785 hash none beyond 2**53 - 1.

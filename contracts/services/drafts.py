@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from compiler.codes import OrderRole
+from compiler import OrderRole
 from contracts import roles
 from contracts.documents import (
     ContractInvalid,

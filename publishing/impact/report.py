@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from compiler import COMPILER_VERSION
-from compiler.canonical import sha256_hex
+from compiler import COMPILER_VERSION, sha256_hex
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
 from scenarios import compiling
@@ -59,7 +58,7 @@ class ImpactReport:
     @property
     def widenings(self) -> list[dict[str, Any]]:
         """What the version widens against the published one; an approval must acknowledge
-        each. First the contract's own widenings (`compiler.widenings`: `{"id", "source":
+        each. First the contract's own widenings (`compiler._widenings`: `{"id", "source":
         "contract", "kind", "proposition", "text"}`), then each item the version admits that
         the published version did not, in some scenario or variant (`{"id", "source":
         "items", "kind": "item_admitted", "where": [{"scenario", "perturbation"}], "text"}`)."""

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from compiler import InvalidInput
-from compiler.models import Contract
+from compiler import Contract, InvalidInput
 from contracts.wording import PLAIN, Words
 from scenarios import compiling
 from scenarios.expectations import expected_document
@@ -219,7 +218,7 @@ def _verdicts(
                 "label": outcome.label or perturbation,
                 "proposition": v["proposition"],
                 # What the verdict is about beyond its operator and proposition, with no item
-                # ids (compiler.relations.Verdict.cause); "" when a verdict carries none.
+                # ids (compiler._relations.verdicts.Verdict.cause); "" when a verdict carries none.
                 "cause": v.get("cause") or "",
                 "kind": v["kind"],
                 "message": v["message"],

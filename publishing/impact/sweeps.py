@@ -9,10 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import COMPILER_VERSION
-from compiler.canonical import sha256_hex
-from compiler.models import Contract
-from compiler.perturb import admitted_in
+from compiler import COMPILER_VERSION, Contract, admitted_in, sha256_hex
 from scenarios import compiling
 
 BASE = "base"

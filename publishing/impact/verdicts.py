@@ -7,11 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from compiler import contract_widenings
-from compiler.canonical import sha256_hex
-from compiler.models import Contract
-from compiler.perturb import PROBE_OPERATORS
-from compiler.relations import RELATIONS
+from compiler import PROBE_OPERATORS, RELATIONS, Contract, contract_widenings, sha256_hex
 from contracts.models import ContractVersion, ViolationJustification
 from contracts.wording import PLAIN, Words
 
@@ -115,7 +111,7 @@ def cause_rows(
 
 def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[str, Any]]:
     """The contract's widenings against the published one, as the report lists them (ids
-    as `compiler.widenings` gives them, the same as `evidence-compiler test --baseline`)."""
+    as `compiler._widenings` gives them, the same as `evidence-compiler test --baseline`)."""
     return [
         {"id": w.id, "source": "contract", "kind": w.kind, "proposition": w.proposition,
          "text": w.detail}

@@ -30,7 +30,7 @@ approvals) lives in `contracts.services._lock_draft`, which every edit already g
 
 from __future__ import annotations
 
-from compiler.bundle import BundleInvalid
+from compiler_trust import BundleInvalid
 from publishing.impact import (
     REPORT_FAILED,
     REPORT_PENDING,

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from compiler import COMPILER_VERSION
-from compiler.bundle import FORMAT
+from compiler_trust import FORMAT
 from contracts.documents import compiled_contract
 from contracts.models import Bundle, ContractVersion
 from publishing import signing
@@ -117,14 +117,10 @@ def _expected(scenario: Any, propositions: set[str]) -> dict[str, Any]:
 def refuse_failing_tests(version: ContractVersion, body: Mapping[str, Any]) -> None:
     """Refuse a body whose scenarios' expectations do not hold for its own contract, naming
     each scenario and what it expects: `evidence-compiler test BUNDLE` runs exactly these
-    expectations (`compiler.contract_tests`), so a bundle never ships tests that fail for the
+    expectations (`compiler_tools._contract_tests`), so a bundle never ships tests that fail for the
     version it carries. Called when the publication statement is drafted (the owner learns
     it before signing) and again when the version is published."""
-    from compiler.contract_tests import (
-        InvalidTestFiles,
-        failing_expectations,
-        unsigned_bundle_tests,
-    )
+    from compiler_tools import InvalidTestFiles, failing_expectations, unsigned_bundle_tests
 
     if not body.get("scenarios"):
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.canonical import sha256_hex
+from compiler import sha256_hex
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion, SourceClass
 

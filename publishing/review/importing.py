@@ -17,15 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 from guardian.shortcuts import assign_perm
 
-from compiler.bundle import (
+from compiler_trust import (
     BundleInvalid,
     Manifest,
+    TrustedKey,
     VerifiedBundle,
     inspect_bundle,
     serialize_bundle,
     verify_bundle,
 )
-from compiler.keys import TrustedKey
 from contracts import roles
 from contracts.documents import document_sha256
 from contracts.models import (

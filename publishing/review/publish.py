@@ -17,14 +17,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from compiler.bundle import (
+from compiler_trust import (
+    PublicationStatement,
+    SignedStatement,
     assemble_bundle,
     bundle_body_hash,
     normalise_body,
     serialize_bundle,
     verify_bundle,
 )
-from compiler.statements import PublicationStatement, SignedStatement
 from contracts.models import Approval, AuditAction, Bundle, ContractVersion, DecisionType, Review
 from contracts.services import Actor, audit_record
 from publishing import signing

@@ -1,6 +1,6 @@
 """The statements a person signs on their side, and checking what they signed.
 
-The workbench renders the canonical statement (`compiler.statements`) a reviewer or publisher
+The workbench renders the canonical statement (`compiler_trust._statements`) a reviewer or publisher
 is asked to sign; their browser (`static/workbench/signing.js`) or `evidence-compiler
 sign-approval` signs it with a key the workbench never sees; here the signed statement is
 checked against the version as it is now and against the person's registered public key
@@ -16,12 +16,12 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from compiler.keys import load_public_key
-from compiler.statements import (
+from compiler_trust import (
     ApprovalStatement,
     PublicationStatement,
     SignedStatement,
     StatementInvalid,
+    load_public_key,
     parse_signed_statement,
     signing_date_problem,
     statement_bytes,

@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Subquery
 from django.utils.safestring import SafeString
 
-from compiler.perturb import PROBE_OPERATORS
+from compiler import PROBE_OPERATORS
 from contracts.documents import contract_document
 from scenarios.expectations import failure_html
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import CompileInput, CompileOutput, compile_input
-from compiler.compare import compare
+from compiler import CompileInput, CompileOutput, compare, compile_input
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
 from scenarios import compiling, expectations

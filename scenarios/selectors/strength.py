@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from compiler.compiled import contract_sha256
+from compiler import contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import ContractVersion
 from scenarios.models import MutationRun

@@ -13,14 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.relations import (
-    EXPECTED,
-    FINDING,
-    RELATIONS,
-    VIOLATION,
-    corpus_findings,
-    purpose_findings,
-)
+from compiler import EXPECTED, FINDING, RELATIONS, VIOLATION, corpus_findings, purpose_findings
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import SourceClass
 from scenarios.models import SuiteRun
@@ -147,7 +140,7 @@ def tier_words() -> dict[str, str]:
 
 def run_corpus_findings(*, run: SuiteRun) -> list[dict[str, Any]]:
     """The findings the run's contract and each corpus its scenarios use say about each
-    other, without compiling (`compiler.relations.corpus_findings`), each with its corpus."""
+    other, without compiling (`compiler.corpus_findings`), each with its corpus."""
     from scenarios import compiling
     from scenarios.models import Corpus, CorpusCandidate
 

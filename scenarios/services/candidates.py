@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 from pydantic import ValidationError as PydanticValidationError
 
-from compiler.models import Candidate
+from compiler import Candidate
 from contracts.services import Actor, audit_record
 from scenarios import compiling, selectors
 from scenarios.audit import Action
@@ -28,7 +28,7 @@ STALE_CANDIDATE = (
     "reload to see their version."
 )
 
-# The candidate's consistency rules (`compiler.models.Candidate._consistent`) raise without a
+# The candidate's consistency rules (`compiler.Candidate._consistent`) raise without a
 # location; the field each message is about, by how the message starts.
 CONSISTENCY_FIELDS = (
     ("valid_to", "valid_to"),

@@ -28,7 +28,7 @@ CANDIDATE_ID_LIMIT = max_length(CorpusCandidate, "candidate_id")
 
 
 def corpus_read(data: bytes | str, *, max_bytes: int | None = None) -> Any:
-    """The document of a corpus file or pasted text, read as `python -m compiler` reads its
+    """The document of a corpus file or pasted text, read as `python -m compiler_tools` reads its
     input (`compiling.read_json`: depth, number, encoding and, given `max_bytes`, size
     limits). What cannot be read is raised as `compiling.CorpusInvalid`, located like a
     corpus's problems. The import form and `manage.py import_fixtures` both read with this;
@@ -171,4 +171,4 @@ def _long_ids(document: Any) -> list[compiling.CorpusProblem]:
     ]
 
 
-# The candidate's consistency rules (`compiler.models.Candidate._consistent`) raise without a
+# The candidate's consistency rules (`compiler.Candidate._consistent`) raise without a

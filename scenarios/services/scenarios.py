@@ -12,9 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 from pydantic import ValidationError as PydanticValidationError
 
-from compiler.models import Delegation
-from compiler.perturb.arguments import OPERATORS
-from compiler.relations import VariantExpectation
+from compiler import OPERATORS, Delegation, VariantExpectation
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import Actor, audit_record
 from scenarios import compiling, selectors
@@ -99,7 +97,7 @@ def _known_propositions(
 
 def _clean_variant_expectations(value: Any) -> list[dict[str, Any]]:
     """Owners' expectations on single perturbations, each checked as the compiler reads it
-    (`compiler.relations.VariantExpectation`: a known operator with valid arguments)."""
+    (`compiler.VariantExpectation`: a known operator with valid arguments)."""
     if not value:
         return []
     if not isinstance(value, list):

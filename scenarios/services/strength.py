@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from pydantic import ValidationError as PydanticValidationError
 
-from compiler.models import Request
+from compiler import Request
 from contracts.models import ContractVersion, DecisionType
 from contracts.services import Actor, audit_record
 from scenarios import compiling, tasks

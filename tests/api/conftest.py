@@ -72,9 +72,8 @@ def atlas_request() -> dict:
 def atlas_receipt(demo):
     """receipt(decision_id=None) -> a receipt of the Atlas request compiled against the
     published Atlas bundle, as production would post it."""
-    from compiler.bundle import compile_input_from_bundle, verify_bundle
-    from compiler.pipeline import compile_input
-    from compiler.receipts import make_receipt
+    from compiler import compile_input
+    from compiler_trust import compile_input_from_bundle, make_receipt, verify_bundle
     from publishing import signing, tokens
 
     bundle = tokens.latest_bundle(demo[ATLAS])

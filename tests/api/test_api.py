@@ -127,8 +127,7 @@ def test_a_version_without_a_bundle_and_a_type_with_nothing_published_answer_404
 
 
 def test_the_key_set_verifies_the_served_bundle(call, token_for, tmp_path):
-    from compiler.bundle import verify_bundle
-    from compiler.keys import load_public_keys
+    from compiler_trust import load_public_keys, verify_bundle
 
     secret = token_for(ATLAS)
     keys = tmp_path / "keys.json"
@@ -159,7 +158,7 @@ def test_a_valid_receipt_is_stored_once_and_posting_it_again_is_a_duplicate(
 def test_a_batch_accepts_the_good_receipts_and_refuses_the_bad_with_their_reasons(
     call, token_for, atlas_receipt
 ):
-    from compiler.receipts import CARRIES_CONTENT
+    from compiler_trust import CARRIES_CONTENT
     from publishing.models import DecisionReceipt
 
     good = atlas_receipt("good")

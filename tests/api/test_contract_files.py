@@ -22,7 +22,7 @@ def export(tmp_path):
 
 
 def test_the_export_is_a_directory_evidence_compiler_test_runs(demo, tmp_path):
-    from compiler.contract_tests import load_tests
+    from compiler_tools import load_tests
     from scenarios.models import Scenario
 
     directory = export(tmp_path)

@@ -26,7 +26,7 @@ def test_submit_approve_publish_download(
 ):
     from playwright.sync_api import expect
 
-    from compiler.bundle import verify_bundle
+    from compiler_trust import verify_bundle
     from contracts.models import Bundle
     from publishing import signing
 

@@ -40,7 +40,7 @@ def workspace(atlas, owner, reviewer, make_user):
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "compiler", *args], cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-m", "compiler_tools", *args], cwd=ROOT, capture_output=True, text=True
     )
 
 
@@ -52,7 +52,7 @@ def test_keys_made_and_used_in_the_browser_sign_a_bundle_that_verifies_offline(
     from django.core.management import call_command
     from playwright.sync_api import expect
 
-    from compiler.keys import load_private_key_file, private_key_pem
+    from compiler_trust import load_private_key_file, private_key_pem
     from contracts.models import Approval, Bundle, SigningKey
 
     caplog.set_level(logging.DEBUG)

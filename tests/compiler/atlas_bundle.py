@@ -10,8 +10,14 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from compiler.bundle import FORMAT, serialize_bundle, sign_bundle
-from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
+from compiler_trust import (
+    FORMAT,
+    KEY_SET_FILE,
+    key_set_json,
+    public_key_pem,
+    serialize_bundle,
+    sign_bundle,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 ATLAS = json.loads((ROOT / "examples" / "atlas.json").read_text())

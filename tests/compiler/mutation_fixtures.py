@@ -13,8 +13,7 @@ from typing import Any
 
 import yaml
 
-from compiler import load_input
-from compiler.models import CompileInput
+from compiler import CompileInput, load_input
 
 # --- Clinical trial enrolment -----------------------------------------------------------
 

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from compiler.bundle import (
+from compiler import sha256_hex
+from compiler_trust import (
     FORMAT,
+    ApprovalStatement,
+    PublicationStatement,
+    TrustedKey,
     assemble_bundle,
     bundle_body_hash,
+    key_id,
     normalise_body,
     serialize_bundle,
+    sign_statement,
 )
-from compiler.canonical import sha256_hex
-from compiler.keys import TrustedKey, key_id
-from compiler.statements import ApprovalStatement, PublicationStatement, sign_statement
 
 # Fixed seeds: deterministic keys for tests, never how real keys are made.
 INES = Ed25519PrivateKey.from_private_bytes(bytes([41]) * 32)

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from atlas_bundle import APPROVER, PUBLISHER, key_set
 
-from compiler.bundle import FORMAT, serialize_bundle, sign_bundle
-from compiler.cli import main
+from compiler_tools import main
+from compiler_trust import FORMAT, serialize_bundle, sign_bundle
 
 CONTRACT: dict[str, Any] = {
     "decision_type": "vendor.onboarding",
@@ -270,8 +270,8 @@ def test_python_m_compiler_takes_the_same_options(tests_dir: Path, tmp_path: Pat
     baseline = tmp_path / "old.json"
     baseline.write_text(json.dumps(OLD))
     done = subprocess.run(
-        [sys.executable, "-m", "compiler", "test", str(tests_dir), "--baseline", str(baseline),
-         "--fail-on-widening"],
+        [sys.executable, "-m", "compiler_tools", "test", str(tests_dir),
+         "--baseline", str(baseline), "--fail-on-widening"],
         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=False,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
-from compiler.contract_tests import ContractFile, load_tests, read_document
-from compiler.models import Contract
+from compiler import Contract
+from compiler_tools import ContractFile, load_tests, main, read_document
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 DOMAINS = sorted(path for path in (BENCH / "domains").iterdir() if path.is_dir())

@@ -1,4 +1,4 @@
-"""Signed contract bundles (compiler.bundle, compiler.keys): format, hash, signatures,
+"""Signed contract bundles (compiler_trust._bundle, compiler_trust._keys): format, hash, signatures,
 tamper detection down to single bytes, and compiling against a verified bundle."""
 
 from __future__ import annotations
@@ -17,29 +17,21 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler import CompileInput, InvalidInput, compile_input, load_input
-from compiler import bundle as bundles
-from compiler.bundle import (
+from compiler import CompileInput, InvalidInput, canonical_bytes, compile_input, load_input
+from compiler_trust import (
     FORMAT,
+    KEY_ROLES,
+    KEY_SET_FILE,
     BundleInvalid,
+    KeyLoadError,
     Problem,
+    TrustedKey,
     VerifiedBundle,
     bundle_body,
     bundle_body_hash,
     compile_input_from_bundle,
-    inspect_bundle,
-    scenario_input,
-    serialize_bundle,
-    sign_bundle,
-    verify_bundle,
-)
-from compiler.canonical import canonical_bytes
-from compiler.keys import (
-    KEY_ROLES,
-    KEY_SET_FILE,
-    KeyLoadError,
-    TrustedKey,
     generate_key_pair,
+    inspect_bundle,
     key_id,
     key_set_json,
     load_private_key,
@@ -48,7 +40,12 @@ from compiler.keys import (
     parse_key_set,
     private_key_pem,
     public_key_pem,
+    scenario_input,
+    serialize_bundle,
+    sign_bundle,
+    verify_bundle,
 )
+from compiler_trust._bundle import reasons as bundles
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -848,7 +845,7 @@ def test_missing_or_empty_key_locations(tmp_path: Path):
 
 def test_bundles_do_not_import_django():
     code = (
-        "import sys, compiler.bundle, compiler.keys; "
+        "import sys, compiler_trust._bundle, compiler_trust._keys; "
         "bad = [m for m in sys.modules if m.split('.')[0] == 'django']; "
         "assert not bad, bad"
     )
@@ -988,7 +985,7 @@ def test_an_outdated_format_is_refused_with_its_own_reason(signed: dict):
 
 
 def test_the_cli_refuses_a_bundle_the_key_set_does_not_let_approve(tmp_path: Path, data: bytes):
-    from compiler.cli import main
+    from compiler_tools import main
 
     path = tmp_path / "bundle.json"
     path.write_bytes(data)

@@ -1,4 +1,4 @@
-"""Hostile values in a bundle's signed manifest and signatures (compiler.bundle): a value of the
+"""Hostile values in a bundle's signed manifest and signatures (compiler_trust): a value of the
 wrong JSON type where a string is expected, or a huge one, is refused with `BundleInvalid`
 naming the field — by signing, by verifying bytes or a parsed document, by inspecting, and by
 `verify-bundle` (exit 1, as for every other invalid bundle) — never with a traceback."""
@@ -15,17 +15,18 @@ from typing import Any
 import pytest
 from test_bundle import ROOT, SIGNERS, TRUSTED, _key_set_entries, resign, small_body
 
-from compiler.bundle import (
+from compiler_tools import main
+from compiler_trust import (
+    KEY_SET_FILE,
     BundleInvalid,
     Problem,
     bundle_body,
     inspect_bundle,
+    key_set_json,
     serialize_bundle,
     sign_bundle,
     verify_bundle,
 )
-from compiler.cli import main
-from compiler.keys import KEY_SET_FILE, key_set_json
 
 WRONG_TYPES = {"a list": ["bob"], "an object": {"person": "bob"}, "a number": 7, "null": None}
 HUGE = "x" * 1_000_000
@@ -187,7 +188,7 @@ def test_the_command_line_prints_a_refusal_not_a_traceback(signed, tmp_path):
     (tmp_path / "keys").mkdir()
     (tmp_path / "keys" / KEY_SET_FILE).write_bytes(key_set_json(_key_set_entries()))
     done = subprocess.run(
-        [sys.executable, "-m", "compiler", "verify-bundle", str(path), "--public-key",
+        [sys.executable, "-m", "compiler_tools", "verify-bundle", str(path), "--public-key",
          str(tmp_path / "keys")],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip

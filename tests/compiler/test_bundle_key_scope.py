@@ -14,26 +14,24 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from compiler.bundle import (
+from compiler_tools import main
+from compiler_trust import (
     FORMAT,
     KEY_MAY_NOT_SIGN_TYPE,
-    KEY_SET_WITHOUT_TYPES,
-    BundleInvalid,
-    Problem,
-    serialize_bundle,
-    sign_bundle,
-    verify_bundle,
-)
-from compiler.cli import main
-from compiler.keys import (
     KEY_SET_FILE,
     KEY_SET_FORMAT,
+    KEY_SET_WITHOUT_TYPES,
+    BundleInvalid,
     KeyLoadError,
+    Problem,
     key_id,
     key_set_json,
     load_public_keys,
     parse_key_set,
     public_key_pem,
+    serialize_bundle,
+    sign_bundle,
+    verify_bundle,
 )
 
 BERTH, PILOTAGE = "harbour.berth", "harbour.pilotage"

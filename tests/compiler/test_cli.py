@@ -1,4 +1,4 @@
-"""`python -m compiler`: outputs and exit codes a retrieval service or CI gate relies on."""
+"""`python -m compiler_tools`: outputs and exit codes a retrieval service or CI gate relies on."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mutation_fixtures import DISPENSE_CLASSES_ONE_TIER, write_dispense_directory
 
-from compiler.cli import main
+from compiler_tools import main
 
 ROOT = Path(__file__).resolve().parents[2]
 ATLAS = ROOT / "examples" / "atlas.json"
@@ -135,7 +135,7 @@ def test_schema_describes_input_and_output():
 @pytest.mark.parametrize("command", ["compile", "sweep"])
 def test_module_entry_point_reads_stdin(command):
     proc = subprocess.run(
-        [sys.executable, "-m", "compiler", command, "-", "--json"],
+        [sys.executable, "-m", "compiler_tools", command, "-", "--json"],
         input=ATLAS.read_text(),
         capture_output=True,
         text=True,
@@ -155,8 +155,14 @@ def published(tmp_path):
     directory, and a request to compile against it (the input without its contract)."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from compiler.bundle import FORMAT, serialize_bundle, sign_bundle
-    from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
+    from compiler_trust import (
+        FORMAT,
+        KEY_SET_FILE,
+        key_set_json,
+        public_key_pem,
+        serialize_bundle,
+        sign_bundle,
+    )
 
     atlas = json.loads(ATLAS.read_text())
     publisher = Ed25519PrivateKey.from_private_bytes(bytes([7]) * 32)

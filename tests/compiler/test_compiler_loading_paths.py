@@ -9,8 +9,8 @@ import pytest
 from evidence_factories import candidate, document
 
 from compiler import InvalidInput, load_input
-from compiler.cli import main
-from compiler.jsonio import _loads as _parse_json
+from compiler._json_reader import _loads as _parse_json
+from compiler_tools import main
 
 
 @pytest.mark.parametrize(
@@ -75,9 +75,9 @@ def test_an_id_that_is_not_a_string_is_reported_next_to_other_problems(bad_id):
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    import compiler.loading
+    import compiler._validate_input
 
-    monkeypatch.setattr(compiler.loading, "CHUNK", 2)
+    monkeypatch.setattr(compiler._validate_input, "CHUNK", 2)
 
 
 def _pool(**changed: dict) -> dict:
@@ -99,7 +99,7 @@ def _pool(**changed: dict) -> dict:
 def test_consuming_load_gives_what_load_input_gives(small_chunks, changed):
     """The CLI's loader validates in chunks and drops the JSON it has validated; the input it
     builds, and every problem it reports with its location, are `load_input`'s own."""
-    from compiler.loading import load_input_consuming
+    from compiler._validate_input import load_input_consuming
 
     def outcome(load):
         try:
@@ -136,8 +136,7 @@ def test_the_cli_reports_a_large_pool_s_problems_at_the_caller_s_indices(
     ],
 )
 def test_a_name_given_twice_in_one_object_is_refused_where_it_repeats(text, name, where):
-    from compiler.errors import InvalidInput
-    from compiler.jsonio import parse_json
+    from compiler import InvalidInput, parse_json
 
     with pytest.raises(InvalidInput) as caught:
         parse_json(text)
@@ -146,7 +145,7 @@ def test_a_name_given_twice_in_one_object_is_refused_where_it_repeats(text, name
 
 
 def test_equal_names_in_different_objects_or_inside_strings_are_no_repeat():
-    from compiler.jsonio import parse_json
+    from compiler import parse_json
 
     text = '{"a": {"b": 1, "c": [{"b": 2}, {"b": 3}]}, "b": "a: \\"b\\":", "d": ["a", "a"]}'
     assert parse_json(text)["a"]["c"] == [{"b": 2}, {"b": 3}]

@@ -21,8 +21,7 @@ from evidence_factories import (
     states,
 )
 
-from compiler import load_input
-from compiler.compare import compare
+from compiler import compare, load_input
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

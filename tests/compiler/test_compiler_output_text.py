@@ -1,4 +1,4 @@
-"""`CompileOutput.to_json_text` writes exactly what `json.dumps(indent=2, ensure_ascii=False)`
+"""`output_json_text` writes exactly what `json.dumps(indent=2, ensure_ascii=False)`
 writes for `to_json()`: the CLI's output and the oracles' bytes must not move."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ import json
 import pytest
 from evidence_factories import candidate, compile_doc, context_item, document
 
-from compiler import compile_input, load_input
-from compiler.canonical import sha256_hex
+from compiler import compile_input, load_input, output_json_text, sha256_hex
 
 
 def _reference(out) -> str:
@@ -28,7 +27,7 @@ def _reference(out) -> str:
 )
 def test_output_text_is_byte_identical_to_the_standard_encoder(doc):
     out = compile_doc(doc)
-    assert out.to_json_text() == _reference(out)
+    assert output_json_text(out) == _reference(out)
 
 
 def test_a_contract_hash_belongs_to_its_own_contract_object():

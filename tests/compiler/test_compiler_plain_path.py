@@ -17,11 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compiler_properties import ANY_DOC
 
-from compiler import InvalidInput, compile_input, jsonio, load_input
-from compiler.jsonio import NotQuick, quick_object, quick_text
-from compiler.output_text import compiled_pieces
-from compiler.pipeline import run
-from compiler.plain_loading import load_plain, load_plain_text
+from compiler import Candidate, InvalidInput, compile_input, load_input
+from compiler import _json_reader as jsonio
+from compiler._candidate_fields import CANDIDATE_FIELDS, REQUIRED
+from compiler._json_reader import NotQuick, quick_object, quick_text
+from compiler._output_json import compiled_pieces
+from compiler._pipeline import run
+from compiler._slotted import PlainCandidate
+from compiler._slotted_reader import load_plain, load_plain_text
 
 SETTINGS = settings(
     max_examples=120,
@@ -203,11 +206,11 @@ def test_a_plain_compile_imports_neither_pydantic_nor_the_bundle_modules(tmp_pat
     path.write_text(json.dumps(document(candidate("a"))), encoding="utf-8")
     script = (
         "import sys\n"
-        "from compiler.cli import main\n"
+        "from compiler_tools._cli import main\n"
         f"code = main(['compile', {str(path)!r}])\n"
-        "heavy = ('pydantic', 'pydantic_core', 'cryptography', 'yaml', 'compiler.bundle',\n"
-        "         'compiler.keys', 'compiler.cli.pull', 'compiler.contract_tests',\n"
-        "         'compiler.models')\n"
+        "heavy = ('pydantic', 'pydantic_core', 'cryptography', 'yaml', 'compiler_trust',\n"
+        "         'compiler_tools._cli.pull', 'compiler_tools._contract_tests',\n"
+        "         'compiler._input', 'compiler._output')\n"
         "print(code, sorted(m for m in sys.modules if m.split('.')[0] in heavy or m in heavy))\n"
     )
     result = subprocess.run(
@@ -266,3 +269,15 @@ def test_a_candidate_without_a_required_field_is_left_to_pydantic(name):
     with pytest.raises(InvalidInput):
         library_text(doc)
     assert load_plain(copy.deepcopy(doc)) is None
+
+
+def test_the_model_and_its_slotted_twin_have_the_candidate_fields_of_the_one_table():
+    """A field added to the model and not to the table (or the other way) would make the
+    plain way refuse, or silently drop, what pydantic accepts."""
+    model = {
+        name: REQUIRED if field.is_required() else field.default
+        for name, field in Candidate.model_fields.items()
+    }
+    assert list(model) == list(CANDIDATE_FIELDS) == list(PlainCandidate.__slots__)
+    assert model == {name: field.default for name, field in CANDIDATE_FIELDS.items()}
+    assert set(PlainCandidate.__annotations__) == set(CANDIDATE_FIELDS)

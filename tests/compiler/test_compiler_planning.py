@@ -660,8 +660,8 @@ def test_raising_the_budget_never_loses_support_brought_by_a_context_dependency(
 
 
 def _tamper(kind):
-    from compiler.models import Form, Slot
-    from compiler.plan import Placement
+    from compiler import Form, Slot
+    from compiler._passes.plan_units import Placement
 
     def tampered(planned, by_id):
         if kind == "outside_u":
@@ -696,7 +696,7 @@ def _tamper(kind):
     ],
 )
 def test_attest_refuses_to_release_a_plan_that_breaks_an_invariant(monkeypatch, kind, invariant):
-    import compiler.pipeline as pipeline
+    import compiler._pipeline as pipeline
 
     real_plan = pipeline.plan
     tamper = _tamper(kind)

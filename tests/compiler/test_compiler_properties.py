@@ -1,6 +1,6 @@
 """Property tests for invariants 1-7 of docs/design.md over generated corpora.
 
-The admitted universe U is recomputed here, independently of compiler/admit.py, from the
+The admitted universe U is recomputed here, independently of compiler/_passes/admit.py, from the
 definitions in docs/design.md: authorisation (effective roles = the principal's roles expanded
 through role_parents, intersected with delegation scopes; purpose; deny on the principal, the
 delegated service or any of the principal's roles dominates) ∩ applicability (entity,
@@ -521,7 +521,7 @@ def test_valid_until_is_a_date_on_which_u_is_unchanged(doc):
 @SETTINGS
 @given(ANY_DOC, st.integers(1, 12))
 def test_three_way_comparison_is_consistent(doc, k):
-    from compiler.compare import compare
+    from compiler import compare
 
     result = compare(load_input(doc), k)
     plain, post, compiled = (result[n] for n in ("plain_top_k", "post_filter_top_k", "compiled"))

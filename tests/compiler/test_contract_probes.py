@@ -13,9 +13,16 @@ from typing import Any
 
 import pytest
 
-from compiler import compile_input, load_input
-from compiler.perturb import Perturbation, standard_suite, sweep
-from compiler.relations import catalogue_problems, output_failures, review_flags
+from compiler import (
+    Perturbation,
+    catalogue_problems,
+    compile_input,
+    load_input,
+    output_failures,
+    review_flags,
+    standard_suite,
+    sweep,
+)
 
 PURPOSE = "controlled_drug_release"
 WARD = "WARD-7B"

@@ -1,4 +1,4 @@
-"""`evidence-compiler test DIR|BUNDLE` (compiler.contract_tests): the test directory format,
+"""`evidence-compiler test DIR|BUNDLE` (compiler_tools._contract_tests): the test directory format,
 its exit codes (0 hold, 1 a failure, 2 invalid files, every problem located), JUnit XML and
 the JSON report."""
 
@@ -15,8 +15,7 @@ import yaml
 from atlas_bundle import ROOT, atlas_bundle, atlas_scenario, key_set
 from mutation_fixtures import write_dispense_directory
 
-from compiler.cli import main
-from compiler.contract_tests import NEEDS_YAML, ScenarioFile, file_schemas
+from compiler_tools import NEEDS_YAML, ScenarioFile, file_schemas, main
 
 EXAMPLE = ROOT / "examples" / "tests" / "credit.review.continuation"
 
@@ -293,7 +292,7 @@ def test_an_accepted_class_outside_the_directorys_catalogue_is_an_error(pharmacy
         "'allergy_clear' accepts 'ai_summary', which is not in the source-class catalogue"
     ) in err
     # loading reports it without refusing (the workbench's importer checks its own catalogue)
-    from compiler.contract_tests import load_tests
+    from compiler_tools import load_tests
 
     (problem,) = load_tests(pharmacy).outside_catalogue
     assert problem["loc"] == ["contract", "propositions", 1, "accepted_classes", 1]
@@ -303,7 +302,7 @@ def test_an_accepted_class_outside_the_directorys_catalogue_is_an_error(pharmacy
 
 
 def test_authority_tiers_are_numbers_or_their_names(pharmacy):
-    from compiler.contract_tests import load_tests
+    from compiler_tools import load_tests
 
     tests = load_tests(pharmacy)
     assert tests.catalogue == {"e_prescription": 1, "paper_script": 3, "allergy_register": 1,

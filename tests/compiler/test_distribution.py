@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 from atlas_bundle import ROOT, atlas_bundle, atlas_request, key_set
+from packaging.requirements import Requirement
 
 pytestmark = pytest.mark.distribution
 
 PACKAGING = ROOT / "packaging" / "evidence-compiler"
+PACKAGES = ("compiler", "compiler_trust", "compiler_tools")
 
 
 def build_wheel(out: Path) -> Path:
@@ -41,34 +43,35 @@ def wheel(tmp_path_factory) -> Path:
     return build_wheel(tmp_path_factory.mktemp("dist"))
 
 
-def test_the_wheel_holds_exactly_the_compiler_package_of_this_checkout(wheel):
+def test_the_wheel_holds_exactly_the_compiler_packages_of_this_checkout(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         package = {n: archive.read(n) for n in names if not n.startswith("evidence_compiler-")}
         meta = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt")))
     source = {
-        f"compiler/{p.relative_to(ROOT / 'compiler').as_posix()}": p.read_bytes()
-        for p in (ROOT / "compiler").rglob("*.py")
+        p.relative_to(ROOT).as_posix(): p.read_bytes()
+        for name in PACKAGES
+        for p in (ROOT / name).rglob("*.py")
         if "__pycache__" not in p.parts
     }
     assert package == source
-    assert {n.split("/")[0] for n in names} == {"compiler", "evidence_compiler-0.1.0.dist-info"}
-    assert b"evidence-compiler = compiler.cli:main" in entry_points
-    requires = [line.split(": ", 1)[1] for line in meta.splitlines()
+    assert {n.split("/")[0] for n in names} == {*PACKAGES, "evidence_compiler-0.1.0.dist-info"}
+    assert b"evidence-compiler = compiler_tools.__main__:main" in entry_points
+    requires = [Requirement(line.split(": ", 1)[1]) for line in meta.splitlines()
                 if line.startswith("Requires-Dist: ") and "extra ==" not in line]  # fmt: skip
-    assert requires == [
-        "pydantic>=2.11,<3",
-        "rfc8785>=0.1.4,<0.2",
-        "cryptography>=42",
-        "orjson>=3.10.7",
-    ]
+    assert sorted(map(str, requires)) == sorted(
+        str(Requirement(r))
+        for r in ["pydantic>=2.11,<3", "rfc8785>=0.1.4,<0.2", "cryptography>=42", "orjson>=3.10.7"]
+    )
     # The workbench requires this distribution at exactly its version, and declares the
     # same lines for what it imports of these packages itself.
     workbench = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert "evidence-compiler==0.1.0" in workbench
-    assert set(requires) <= set(workbench)
-    assert 'Requires-Dist: pyyaml>=6.0.2; extra == "yaml"' in meta
+    assert {str(r) for r in requires} <= {str(Requirement(r)) for r in workbench}
+    extras = [Requirement(line.split(": ", 1)[1]) for line in meta.splitlines()
+              if line.startswith("Requires-Dist: ") and "extra ==" in line]  # fmt: skip
+    assert [(str(r.name), str(r.specifier)) for r in extras] == [("pyyaml", ">=6.0.2")]
     assert "pyyaml>=6.0.2" in workbench
 
 
@@ -79,14 +82,15 @@ def test_building_twice_gives_the_same_wheel(wheel, tmp_path):
 def test_the_sdist_builds_the_same_wheel_away_from_the_checkout(wheel, tmp_path):
     import tarfile
 
-    sdist = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import backend; "
-         "print(backend.build_sdist(sys.argv[2]))", str(PACKAGING), str(tmp_path)],
+    subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(PACKAGING)],
         check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    with tarfile.open(tmp_path / sdist) as archive:
+    )  # fmt: skip
+    (sdist,) = tmp_path.glob("evidence_compiler-*.tar.gz")
+    with tarfile.open(sdist) as archive:
         archive.extractall(tmp_path / "unpacked", filter="data")
     (tree,) = (tmp_path / "unpacked").iterdir()
+    assert not any(p.is_symlink() for p in tree.iterdir()), "the sdist holds the files"
     out = tmp_path / "out"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out),
                     str(tree)], check=True, capture_output=True)  # fmt: skip
@@ -106,12 +110,13 @@ def test_installed_without_django_it_verifies_compiles_with_a_receipt_and_tests(
     work = tmp_path / "work"  # not the checkout, so `compiler` comes from the venv
     work.mkdir()
     probe = subprocess.run(
-        [str(python), "-c", "import importlib.util as u, compiler; "
-         "print(compiler.__file__); print(u.find_spec('django') is None)"],
+        [str(python), "-c", "import importlib.util as u, compiler, compiler_trust, compiler_tools; "
+         "print(compiler.__file__, compiler_trust.__file__, compiler_tools.__file__); "
+         "print(u.find_spec('django') is None)"],
         cwd=work, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    location, no_django = probe.stdout.split()
-    assert Path(location).is_relative_to(venv) and no_django == "True"
+    *locations, no_django = probe.stdout.split()
+    assert all(Path(p).is_relative_to(venv) for p in locations) and no_django == "True"
 
     bundle = work / "atlas.bundle.json"
     bundle.write_bytes(atlas_bundle())

@@ -1,4 +1,4 @@
-"""Mutation testing of contracts (compiler.mutation): every mistake kind makes the mutants it
+"""Mutation testing of contracts (compiler._mutation): every mistake kind makes the mutants it
 should, and a suite's scenarios kill them, let them survive (with advice and a scenario that
 would kill them) or find them equivalent. On a clinical trial's enrolment screening."""
 
@@ -18,14 +18,7 @@ from mutation_fixtures import (
     enrolment_item,
 )
 
-from compiler import load_input
-from compiler.mutation import (
-    MUTATION_KINDS,
-    MutationCase,
-    mutants,
-    run_mutation,
-)
-from compiler.perturb import Perturbation
+from compiler import MUTATION_KINDS, MutationCase, Perturbation, load_input, mutants, run_mutation
 
 CONTRACT = enrolment_document().contract
 CORPUS = enrolment_document([*ENROLMENT_POOL, ABNORMAL_LAB]).candidates

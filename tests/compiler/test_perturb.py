@@ -9,15 +9,16 @@ from pathlib import Path
 import pytest
 from evidence_factories import candidate, compile_doc, delegation, document, request
 
-from compiler import load_input
-from compiler.compare import admitted_ids
-from compiler.perturb import (
+from compiler import (
     CONTAMINATION_SIZE,
     Perturbation,
+    admitted_ids,
+    compile_input,
     contaminate,
     contradict,
     flips,
     hide,
+    load_input,
     revoke_delegation,
     shift_days,
     standard_suite,
@@ -26,7 +27,6 @@ from compiler.perturb import (
     swap_principal,
     sweep,
 )
-from compiler.pipeline import compile_input
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

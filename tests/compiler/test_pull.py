@@ -12,8 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from atlas_bundle import ATLAS_TYPE, STRANGER, atlas_bundle, key_set
 
-from compiler.cli import main
-from compiler.cli.pull import BUNDLE_FILE, ETAG_FILE
+from compiler_tools import BUNDLE_FILE, ETAG_FILE, main
 
 TOKEN = "svc-token-123"
 
@@ -194,7 +193,7 @@ def test_a_bundle_dated_in_the_future_is_refused_by_the_clock_of_the_puller(
 ):
     from pharmacy_bundle import INES, REGISTERED, TOMAS, TYPE, bundle
 
-    from compiler.keys import KEY_SET_FILE, key_set_json, public_key_pem
+    from compiler_trust import KEY_SET_FILE, key_set_json, public_key_pem
 
     keys = tmp_path / "pharmacy-keys"
     keys.mkdir()

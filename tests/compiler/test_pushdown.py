@@ -1,4 +1,4 @@
-"""Conformance of the SQL pushdown adapter (compiler/pushdown.py) on SQLite and PostgreSQL.
+"""Conformance of the SQL pushdown adapter (compiler/_pushdown.py) on SQLite and PostgreSQL.
 
 The adapter is judged by what it admits, not by its query text: on generated corpora the
 query's admitted set must equal the in-memory U of a compile over the whole pool, and a compile
@@ -26,7 +26,6 @@ from hypothesis import given
 from test_compiler_properties import ANY_DOC, SETTINGS
 
 from compiler import Candidate, CompileInput, InvalidInput, compile_input, load_input, pushdown
-from compiler.pushdown import Fragment
 
 POSTGRES_URL = os.environ.get(
     "PUSHDOWN_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
@@ -211,7 +210,7 @@ CONDITION_NAMES = [
 def _replace(part: str, name: str, sql: str | None):
     def mutate(lowered: pushdown.Lowered) -> pushdown.Lowered:
         fragments = [
-            f if f.name != name else (None if sql is None else Fragment(name, sql))
+            f if f.name != name else (None if sql is None else pushdown.Fragment(name, sql))
             for f in getattr(lowered, part)
         ]
         assert any(f is None or f.sql == sql for f in fragments), f"no fragment {name}"

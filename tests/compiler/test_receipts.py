@@ -1,4 +1,4 @@
-"""Decision receipts (compiler.receipts, `compile --receipt`): content replaced by its sha256,
+"""Decision receipts (compiler_trust, `compile --receipt`): content replaced by its sha256,
 the check an ingesting service runs against the bundle, and replay against another contract."""
 
 from __future__ import annotations
@@ -11,16 +11,17 @@ import pytest
 from atlas_bundle import ATLAS, ROOT, atlas_bundle, atlas_request, key_set
 
 from compiler import compile_input
-from compiler.bundle import compile_input_from_bundle, verify_bundle
-from compiler.cli import main
-from compiler.keys import load_public_keys
-from compiler.receipts import (
+from compiler_tools import main
+from compiler_trust import (
     CARRIES_CONTENT,
     ReceiptInvalid,
     check_receipt,
+    compile_input_from_bundle,
     content_sha256,
+    load_public_keys,
     make_receipt,
     replay,
+    verify_bundle,
 )
 
 

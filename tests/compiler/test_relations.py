@@ -14,14 +14,16 @@ from pydantic import ValidationError
 from test_compiler_properties import ANY_DOC
 from test_perturb import expiring_document
 
-from compiler import load_input
-from compiler.perturb import OPERATORS, Perturbation, sweep
-from compiler.pipeline import compile_input
-from compiler.relations import (
+from compiler import (
+    OPERATORS,
     RELATIONS,
+    Perturbation,
     VariantExpectation,
+    compile_input,
     corpus_findings,
+    load_input,
     slot_failures,
+    sweep,
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

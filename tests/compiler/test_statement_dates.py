@@ -13,10 +13,18 @@ import io
 import pytest
 from pharmacy_bundle import INES, PUBLISHED, REGISTERED, TOMAS, TYPE, bundle, keys
 
-from compiler import cli
-from compiler.bundle import BundleInvalid, Problem, verify_bundle
-from compiler.keys import key_id, key_set_json, parse_key_set, public_key_pem
-from compiler.statements import MAX_CLOCK_SKEW, signing_date_problem
+from compiler_tools import _cli as cli
+from compiler_trust import (
+    MAX_CLOCK_SKEW,
+    BundleInvalid,
+    Problem,
+    key_id,
+    key_set_json,
+    parse_key_set,
+    public_key_pem,
+    signing_date_problem,
+    verify_bundle,
+)
 
 
 def _iso(moment: dt.datetime) -> str:

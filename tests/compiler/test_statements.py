@@ -1,4 +1,4 @@
-"""Signed approval and publication statements (compiler.statements) and bundles assembled
+"""Signed approval and publication statements (compiler_trust._statements) and bundles assembled
 from them (`assemble_bundle`): what `verify-bundle` refuses, each with its reason."""
 
 from __future__ import annotations
@@ -12,41 +12,37 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from compiler import cli
-from compiler.bundle import (
+from compiler import canonical_bytes, sha256_hex
+from compiler_tools import _cli as cli
+from compiler_trust import (
     APPROVER_IS_PUBLISHER,
     FORMAT,
+    KEY_ROLES,
     STATEMENT_OTHER_CONTRACT,
     TOO_FEW_APPROVALS,
+    ApprovalStatement,
     BundleInvalid,
     Problem,
+    PublicationStatement,
+    StatementInvalid,
+    TrustedKey,
     assemble_bundle,
     bundle_body_hash,
-    normalise_body,
-    serialize_bundle,
-    sign_bundle,
-    verify_bundle,
-)
-from compiler.canonical import canonical_bytes, sha256_hex
-from compiler.keys import (
-    KEY_ROLES,
-    TrustedKey,
     key_id,
     key_set_json,
     load_private_key_file,
+    normalise_body,
+    parse_signed_statement,
     private_key_pem,
     public_key_pem,
-    write_key_files,
-)
-from compiler.statements import (
-    ApprovalStatement,
-    PublicationStatement,
-    StatementInvalid,
-    parse_signed_statement,
+    serialize_bundle,
     sign_as,
+    sign_bundle,
     sign_statement,
     statement_bytes,
+    verify_bundle,
     verify_statement,
+    write_key_files,
 )
 
 

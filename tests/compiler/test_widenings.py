@@ -9,8 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 import compiler
-from compiler import Contract, contract_widenings
-from compiler.widenings import WIDENING_KINDS, Widening
+from compiler import WIDENING_KINDS, Contract, Widening, contract_widenings
 
 BASELINE: dict[str, Any] = {
     "decision_type": "vendor.onboarding",

@@ -1,7 +1,8 @@
-"""Reading untrusted YAML (compiler.yamlio, the loader of every contract test file): an alias
-bomb, a value that contains itself, nesting too deep, half a surrogate pair and a date that is
-no date are refused with a clear message before any Python object is built, and an ordinary
-file's aliases and merge keys still load. Through `evidence-compiler test DIR` too, on a
+"""Reading untrusted YAML (`compiler_tools.parse_yaml`, the loader of every contract test
+file): an alias bomb, a value that contains itself, nesting too deep, half a surrogate pair
+and a date that is no date are refused with a clear message before any Python object is
+built, and an ordinary file's aliases and merge keys still load. Through
+`evidence-compiler test DIR` too, on a
 pharmacy's dispensing check (tests/compiler/mutation_fixtures.py)."""
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from mutation_fixtures import write_dispense_directory
 from yaml.constructor import BaseConstructor
 from yaml.nodes import MappingNode
 
-from compiler import yamlio
-from compiler.cli import main
-from compiler.errors import InvalidInput
-from compiler.yamlio import parse_yaml
+from compiler import InvalidInput
+from compiler_tools import _untrusted_yaml as yamlio
+from compiler_tools import main, parse_yaml
 
 
 @pytest.fixture(autouse=True, params=["libyaml", "python"])

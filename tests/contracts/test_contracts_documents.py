@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_input, load_input
-from compiler.canonical import sha256_hex
-from compiler.models import Contract
+from compiler import Contract, compile_input, load_input, sha256_hex
 from contracts.documents import (
     ContractInvalid,
     compiled_contract,

@@ -11,9 +11,10 @@ import tomllib
 from deployment_support import ROOT
 
 PACKAGING = ROOT / "packaging" / "evidence-compiler"
+PACKAGES = ("compiler", "compiler_trust", "compiler_tools")
 
 
-def test_the_editable_compiler_exposes_the_checkouts_compiler_and_nothing_else(tmp_path):
+def test_the_editable_compiler_exposes_the_checkouts_packages_and_nothing_else(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -23,17 +24,21 @@ def test_the_editable_compiler_exposes_the_checkouts_compiler_and_nothing_else(t
         capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
-    work = tmp_path / "elsewhere"  # not the checkout: only the finder can find `compiler`
+    work = tmp_path / "elsewhere"  # not the checkout: only the editable install can find them
     work.mkdir()
     probe = subprocess.run(
-        [str(python), "-c", "import importlib.util as u; "
-         "print(u.find_spec('compiler').origin); "
+        [str(python), "-c", "import importlib.util as u, os; "
+         "[print(os.path.realpath(u.find_spec(n).origin)) for n in "
+         "('compiler', 'compiler_trust', 'compiler_tools')]; "
          "print([n for n in ('workbench', 'contracts', 'tests') if u.find_spec(n)])"],
         cwd=work, capture_output=True, text=True, check=True,
     ).stdout.splitlines()  # fmt: skip
-    assert probe == [str(ROOT / "compiler" / "__init__.py"), "[]"]
+    assert probe == [
+        *(str(ROOT / name / "__init__.py") for name in PACKAGES),
+        "[]",
+    ]
     site = next((venv / "lib").glob("python3*/site-packages"))
-    assert not (site / "compiler").exists(), "editable: no copy of the package"
+    assert not [name for name in PACKAGES if (site / name).exists()], "editable: no copies"
 
 
 def test_the_lowest_versions_leave_evidence_compiler_to_the_checkout():

@@ -1,9 +1,9 @@
 """The built wheels are deployable artefacts. The workbench's wheel holds every module,
-template and static file of its apps and no `compiler/`: it requires `evidence-compiler` at
-exactly the compiler's version instead. Installed together into a fresh virtual environment
-(no checkout on its path), the two wheels migrate, pass `check --deploy` with no warning, and
-gunicorn serves pages and static files, with `compiler` imported from the evidence-compiler
-distribution."""
+template and static file of its apps and none of the compiler's packages: it requires
+`evidence-compiler` at exactly the compiler's version instead. Installed together into a
+fresh virtual environment (no checkout on its path), the two wheels migrate, pass
+`check --deploy` with no warning, and gunicorn serves pages and static files, with `compiler`
+imported from the evidence-compiler distribution."""
 
 from __future__ import annotations
 
@@ -65,11 +65,12 @@ def test_the_wheel_holds_every_module_template_and_static_file(wheel):
     assert {m for m in packaged if m.endswith(".py")} - expected_members() == set()
 
 
-def test_the_wheel_holds_no_compiler_and_requires_evidence_compiler_at_its_version(wheel):
+def test_the_wheel_holds_no_compiler_package_and_requires_evidence_compiler_at_its_version(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         meta = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
-    assert not [n for n in names if n.split("/")[0] == "compiler"]
+    compiler_packages = {"compiler", "compiler_trust", "compiler_tools"}
+    assert not [n for n in names if n.split("/")[0] in compiler_packages]
     requires = [line.split(": ", 1)[1] for line in meta.decode().splitlines()
                 if line.startswith("Requires-Dist: evidence-compiler")]  # fmt: skip
     assert requires == [f"evidence-compiler=={compiler_version()}"]

@@ -114,9 +114,8 @@ def _publish_first(decision_type, owner, reviewer, devices):
 
 
 def _record_a_loan(decision_type, owner, scenario):
-    from compiler.bundle import compile_input_from_bundle, verify_bundle
-    from compiler.pipeline import compile_input
-    from compiler.receipts import make_receipt
+    from compiler import compile_input
+    from compiler_trust import compile_input_from_bundle, make_receipt, verify_bundle
     from publishing import receipts, signing, tokens
 
     verified = verify_bundle(

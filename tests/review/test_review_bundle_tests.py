@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 from django.core.exceptions import ValidationError
 
-from compiler.contract_tests import failing_expectations, load_tests, run_tests
+from compiler_tools import failing_expectations, load_tests, run_tests
 from contracts import roles, selectors, services
 from contracts.models import Bundle
 from publishing import review

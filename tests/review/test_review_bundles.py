@@ -14,16 +14,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from compiler.bundle import (
+from compiler_trust import (
     BundleInvalid,
     Problem,
     assemble_bundle,
+    generate_key_pair,
     inspect_bundle,
+    parse_signed_statement,
     serialize_bundle,
     sign_bundle,
 )
-from compiler.keys import generate_key_pair
-from compiler.statements import parse_signed_statement
 from contracts import demo, services
 from contracts.models import AuditEvent, Bundle, ContractVersion, DecisionType, SourceClass
 from publishing import review, signing
@@ -197,7 +197,7 @@ def test_the_compiler_cli_verifies_an_exported_bundle(published, tmp_path):
     export(published.decision_type.key, 1, path)
     call_command("export_public_keys", str(tmp_path / "keys"), stdout=io.StringIO())
     done = subprocess.run(
-        [sys.executable, "-m", "compiler", "verify-bundle", str(path), "--public-key",
+        [sys.executable, "-m", "compiler_tools", "verify-bundle", str(path), "--public-key",
          str(tmp_path / "keys")],
         capture_output=True, text=True, cwd=ROOT, check=False,
     )  # fmt: skip
@@ -227,7 +227,7 @@ def test_a_service_compiles_the_published_scenarios_against_the_bundle(published
             )
         )
         done = subprocess.run(
-            [sys.executable, "-m", "compiler", "compile", "--bundle", str(path),
+            [sys.executable, "-m", "compiler_tools", "compile", "--bundle", str(path),
              "--public-key", str(tmp_path / "keys"), str(request)],
             capture_output=True, text=True, cwd=ROOT, check=False,
         )  # fmt: skip

@@ -15,8 +15,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from vendor_onboarding import SUPPLIERS, accept, create
 
-from compiler.keys import load_public_key
-from compiler.statements import parse_signed_statement, verify_statement
+from compiler_trust import load_public_key, parse_signed_statement, verify_statement
 from contracts import services
 from contracts.models import ContractVersion, ViolationJustification
 from publishing import review

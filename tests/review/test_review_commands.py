@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from compiler.keys import load_public_keys
+from compiler_trust import load_public_keys
 from contracts.models import Approval, AuditEvent, Bundle, ContractVersion, SigningKey
 from publishing import signing
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_register_rotate_and_revoke_a_key_file(owner, tmp_path):
-    from compiler.keys import write_key_files
+    from compiler_trust import write_key_files
 
     _, first_pub = write_key_files(tmp_path, "first")
     _, second_pub = write_key_files(tmp_path, "second")

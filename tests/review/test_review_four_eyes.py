@@ -13,9 +13,15 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from compiler import bundle as bundles
-from compiler.bundle import BundleInvalid, Problem, serialize_bundle, sign_bundle
-from compiler.keys import KEY_SET_FILE, load_public_keys
+from compiler_trust import (
+    KEY_SET_FILE,
+    BundleInvalid,
+    Problem,
+    load_public_keys,
+    serialize_bundle,
+    sign_bundle,
+)
+from compiler_trust._bundle import reasons as bundles
 from contracts import roles, services
 from contracts.models import AuditAction, Bundle, ContractVersion
 from publishing import review, signing
@@ -168,10 +174,16 @@ def test_a_bundle_approved_by_its_publisher_does_not_import(published, private):
 def _signed_with_statements(body: dict, signers: list) -> bytes:
     """A bundle as the workbench assembles it, each signer's statement made with their own
     key file: what someone holding those keys could produce outside the workbench."""
-    from compiler.bundle import assemble_bundle, bundle_body_hash, normalise_body
-    from compiler.canonical import sha256_hex
-    from compiler.keys import key_id
-    from compiler.statements import ApprovalStatement, PublicationStatement, sign_statement
+    from compiler import sha256_hex
+    from compiler_trust import (
+        ApprovalStatement,
+        PublicationStatement,
+        assemble_bundle,
+        bundle_body_hash,
+        key_id,
+        normalise_body,
+        sign_statement,
+    )
 
     body = json.loads(json.dumps(body))
     manifest = body["manifest"]
@@ -204,8 +216,7 @@ def _hand_signed(body: dict, key) -> bytes:
     valid signature per role made with olivia's own key."""
     import base64
 
-    from compiler.bundle import bundle_body_hash
-    from compiler.keys import key_id
+    from compiler_trust import bundle_body_hash, key_id
 
     body = json.loads(json.dumps(body))
     body["manifest"]["approvers"] = [{"person": "olivia", "key_id": key_id(key)}]

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from compiler.canonical import sha256_hex
+from compiler import sha256_hex
 from contracts import services
 from publishing import review
 from publishing.impact import contract_changes

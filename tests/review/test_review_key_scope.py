@@ -15,20 +15,24 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from compiler.bundle import (
+from compiler import sha256_hex
+from compiler_trust import (
     FORMAT,
     KEY_MAY_NOT_SIGN_TYPE,
+    KEY_SET_FILE,
+    ApprovalStatement,
     BundleInvalid,
     Problem,
+    PublicationStatement,
     assemble_bundle,
     bundle_body_hash,
+    key_id,
+    load_public_keys,
     normalise_body,
     serialize_bundle,
+    sign_statement,
     verify_bundle,
 )
-from compiler.canonical import sha256_hex
-from compiler.keys import KEY_SET_FILE, key_id, load_public_keys
-from compiler.statements import ApprovalStatement, PublicationStatement, sign_statement
 from contracts import roles, services
 from contracts.models import ContractVersion, DecisionType
 from publishing import review

@@ -13,8 +13,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from compiler.keys import key_set_json, parse_key_set
-from compiler.statements import MAX_CLOCK_SKEW, sign_as
+from compiler_trust import MAX_CLOCK_SKEW, key_set_json, parse_key_set, sign_as
 
 
 @pytest.fixture
@@ -110,8 +109,7 @@ def test_the_exported_key_set_says_when_each_key_was_registered(dora_key):
 
 
 def test_importing_a_bundle_signed_before_its_keys_were_registered_is_refused(make_user):
-    from compiler.bundle import BundleInvalid, Problem
-    from compiler.keys import public_key_pem
+    from compiler_trust import BundleInvalid, Problem, public_key_pem
     from contracts import roles
     from contracts.models import DecisionType, SigningKey
     from publishing import signing

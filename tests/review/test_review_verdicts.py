@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import reverse
 from test_review_views import signed_form  # the review pages' helper
 
-from compiler.perturb import PROBE_OPERATORS
+from compiler import PROBE_OPERATORS
 from contracts.models import Approval, AuditEvent, ContractVersion, ViolationJustification
 from publishing import demo as publishing_demo
 from publishing import review

@@ -61,7 +61,7 @@ def test_the_printed_verify_command_works_verbatim(client, reviewer, published, 
         [published.bundle.filename, "keys.json"]
     )
     argv = shlex.split(command)
-    assert argv[:3] == ["python", "-m", "compiler"]
+    assert argv[:3] == ["python", "-m", "compiler_tools"]
     done = subprocess.run(
         [sys.executable, *argv[1:]],
         cwd=folder,

@@ -185,7 +185,7 @@ def test_version_history_and_diff(published, owner, viewer):
 
 
 def test_public_keys_page_registering_rotating_and_revoking_ones_own_key(keys, make_user, tmp_path):
-    from compiler.keys import write_key_files
+    from compiler_trust import write_key_files
     from contracts.models import AuditAction, AuditEvent
     from publishing import signing
     from workbench.views.keys import KEY_REVOKED

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from compiler.perturb import Perturbation
+from compiler import Perturbation
 from scenarios import compiling, replay, selectors, services
 from scenarios.models import ScenarioResult
 from scenarios.result_rows import _corpus_models

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
-from compiler.perturb import PROBE_OPERATORS
+from compiler import PROBE_OPERATORS
 from contracts import selectors as contract_selectors
 from contracts import services as contract_services
 from scenarios import runner, selectors, services

@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from compiler import compile_input, load_input
-from compiler.perturb import Perturbation, sweep
+from compiler import Perturbation, compile_input, load_input, sweep
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from scenarios import selectors, services
 

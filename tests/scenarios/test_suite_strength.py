@@ -1,7 +1,7 @@
 """Suite strength on the workbench: a run on the worker with its progress, the panel and who
 may see and start it, and adding the scenario a surviving mutant's proposal asks for.
 
-The engine is `compiler.mutation.run_mutation`; here a tiny stand-in (`FakeEngine`) gives a
+The engine is `compiler.run_mutation`; here a tiny stand-in (`FakeEngine`) gives a
 report of interface 4's shape, so each test controls what the engine says: one mutant that
 survives until a scenario pins the admitted set with the city's permit in it, one killed,
 one equivalent. `test_suite_strength_engine.py` runs the real engine.
@@ -195,7 +195,7 @@ def test_the_worker_runs_the_engine_on_the_scenarios_and_stores_its_report(engin
 def test_the_owners_expectations_on_perturbations_go_to_the_engine_by_perturbation(
     engine, owner, version, occupancy
 ):
-    from compiler.perturb import Perturbation
+    from compiler import Perturbation
 
     hide = {"operator": "hide", "args": {"candidate_id": "PERMIT-CITY-7"}}
     later = {"operator": "shift_days", "args": {"days": 400}}

@@ -1,4 +1,4 @@
-"""Suite strength with the real mutation engine (`compiler.mutation`), on the building-control
+"""Suite strength with the real mutation engine (`compiler._mutation`), on the building-control
 domain of `strength_domain`: the standard suite misses the precedence of two permit registers
 of the same tier, the engine proposes a scenario over the same corpus that pins the permit
 kept, and once an owner adds it the mistake is caught."""

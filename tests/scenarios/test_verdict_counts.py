@@ -16,8 +16,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from compiler.perturb import PROBE_OPERATORS
-from compiler.relations import RELATIONS
+from compiler import PROBE_OPERATORS, RELATIONS
 from contracts.models import ContractVersion
 from publishing import demo as publishing_demo
 from scenarios import demo, selectors, services

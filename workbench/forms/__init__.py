@@ -6,7 +6,7 @@ from typing import cast
 
 from django import forms
 
-from compiler.codes import OrderRole
+from compiler import OrderRole
 from contracts.models import (
     KEY_HELP,
     SOURCE_CLASS_FIELDS,

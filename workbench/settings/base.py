@@ -56,7 +56,7 @@ INSTALLED_APPS = [
 ]
 
 # The largest corpus file the import page accepts (bytes); a larger upload is refused before
-# it is read. `import_fixtures` and `python -m compiler` read files without this cap.
+# it is read. `import_fixtures` and `python -m compiler_tools` read files without this cap.
 CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", 5 * 1024 * 1024))
 # A form's fields (a file aside) may total this much: a corpus pasted instead of uploaded is
 # then refused by the import form itself, with the same cap and message as a file, and the

@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from compiler.keys import KEY_SET_FILE
+from compiler_trust import KEY_SET_FILE
 from contracts import selectors
 from publishing import review, signing, tokens
 from workbench.http import HtmxRequest
@@ -41,7 +41,7 @@ def version_bundle(request: HtmxRequest, key: str, number: int) -> HttpResponse:
 @require_GET
 def version_key_set(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The key set (keys.json) of the keys that signed the type's bundles, narrowed to this
-    type: with the bundle, all `python -m compiler verify-bundle` needs (`--public-key`)."""
+    type: with the bundle, all `python -m compiler_tools verify-bundle` needs (`--public-key`)."""
     version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if review.version_bundle(version) is None:
         raise Http404(review.NO_BUNDLE.format(number=number))

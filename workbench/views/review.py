@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
-from compiler.keys import KEY_SET_FILE
+from compiler_trust import KEY_SET_FILE
 from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
@@ -84,7 +84,7 @@ def _verify_command(bundle: Bundle | None) -> str:
     if bundle is None:
         return ""
     bundle_file = shlex.quote(bundle.filename)
-    return f"python -m compiler verify-bundle {bundle_file} --public-key {KEY_SET_FILE}"
+    return f"python -m compiler_tools verify-bundle {bundle_file} --public-key {KEY_SET_FILE}"
 
 
 def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:

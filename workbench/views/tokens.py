@@ -24,7 +24,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from compiler.contract_tests import InvalidTestFiles
+from compiler_tools import InvalidTestFiles
 from contracts import selectors
 from contracts.models import DecisionType
 from contracts.services import EditConflict

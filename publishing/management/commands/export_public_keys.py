@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compiler.keys import KEY_SET_FILE, key_set_json
+from compiler_trust import KEY_SET_FILE, key_set_json
 from publishing import signing
 
 
@@ -14,7 +14,7 @@ class Command(BaseCommand):
         "Write every known public signing key (retired ones too) to DIR: the key set "
         f"DIR/{KEY_SET_FILE} (each key's owner, whether it may publish and/or approve and "
         "for which decision types, from their roles now), which "
-        "`python -m compiler verify-bundle --public-key DIR` reads, and each key as "
+        "`python -m compiler_tools verify-bundle --public-key DIR` reads, and each key as "
         "<username>-<key id>.pem for people and other tools."
     )
 

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compiler.bundle import BundleInvalid
+from compiler_trust import BundleInvalid
 from publishing import review
 
 

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compiler.contract_tests import InvalidTestFiles
+from compiler_tools import InvalidTestFiles
 from contracts.models import DecisionType
 from contracts.services import EditConflict
 from publishing import contract_import

@@ -1,7 +1,7 @@
 """`python manage.py run_scenarios DECISION_TYPE [--version N] [--json] [--user U]`.
 
 Compiles every scenario and its perturbations in this process, prints the summary, every
-expectation failure, every violation and finding (`compiler.relations`) and every flip, and
+expectation failure, every violation and finding (`compiler._relations`) and every flip, and
 exits 1 when an expectation fails or a perturbation breaks its relation, so it can gate CI.
 """
 

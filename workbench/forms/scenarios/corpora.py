@@ -8,7 +8,7 @@ from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-from compiler.codes import OrderRole, Requirement
+from compiler import OrderRole, Requirement
 from scenarios.compiling import CorpusInvalid
 from scenarios.models import CorpusCandidate
 from scenarios.services import CONTROL_CHARACTER, corpus_read, has_control_character

@@ -1,0 +1,1 @@
+"""The six passes of a compile, one module each; `compiler._pipeline` runs them in order."""
