@@ -17,7 +17,6 @@ from compiler._lazy import lazy_surface
 
 if TYPE_CHECKING:
     from compiler_tools._cli import main
-    from compiler_tools._cli.pull import BUNDLE_FILE, ETAG_FILE
     from compiler_tools._contract_tests.files import (
         FORMAT,
         NEEDS_YAML,
@@ -35,11 +34,12 @@ if TYPE_CHECKING:
     )
     from compiler_tools._contract_tests.mutation import mutation_cases
     from compiler_tools._contract_tests.running import failing_expectations, run_tests
+    from compiler_tools._pull import BUNDLE_FILE, ETAG_FILE, STATE_FILE
     from compiler_tools._untrusted_yaml import parse_yaml
 
 _HOMES = {
     "compiler_tools._cli": ["main"],
-    "compiler_tools._cli.pull": ["BUNDLE_FILE", "ETAG_FILE"],
+    "compiler_tools._pull": ["BUNDLE_FILE", "ETAG_FILE", "STATE_FILE"],
     "compiler_tools._contract_tests.files": [
         "ContractFile",
         "CorpusFile",
@@ -70,6 +70,7 @@ __all__ = [
     "InvalidTestFiles",
     "NEEDS_YAML",
     "ScenarioFile",
+    "STATE_FILE",
     "SourceClassEntry",
     "failing_expectations",
     "file_schemas",

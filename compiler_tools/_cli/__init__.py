@@ -131,6 +131,18 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument("--token-file", required=True, help="a file holding the bearer token")
     pull.add_argument("--public-key", required=True, help="the pinned key set to verify with")
     pull.add_argument("--out", required=True, help="the directory holding bundle.json")
+    pull.add_argument(
+        "--mode",
+        default="0644",
+        help="octal permission bits of the files written (default 0644: readers may run as "
+        "another user)",
+    )
+    pull.add_argument(
+        "--allow-downgrade",
+        metavar="VERSION",
+        help="accept the served bundle if it is exactly this version, even when it is older "
+        "than one accepted before or does not descend from the bundle in place",
+    )
     _policy_option(pull)
     pull.set_defaults(handler="pull")
 

@@ -108,10 +108,11 @@ def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from compiler_tools._cli.pull import pull
+    from compiler_tools._pull import pull
 
     return pull(args.url, token_file=args.token_file, public_key=args.public_key,
-                out=args.out, stdout=out, stderr=err,
+                out=args.out, stdout=out, stderr=err, mode=args.mode,
+                allow_downgrade=args.allow_downgrade,
                 require_approvals=args.require_approvals)  # fmt: skip
 
 
