@@ -9,11 +9,10 @@ from __future__ import annotations
 import io
 import json
 import stat
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from atlas_bundle import ATLAS_TYPE, atlas_bundle, key_set
-from serving import served
+from serving import BundleServer, served
 
 from compiler_tools import BUNDLE_FILE, ETAG_FILE, STATE_FILE, main
 
@@ -30,49 +29,9 @@ V4 = atlas_bundle(version="4", parent_sha256=sha(V3))
 V5 = atlas_bundle(version="5", parent_sha256=sha(V4))
 
 
-class Server:
-    """Answers each path from `routes` (body, ETag), honouring If-None-Match; 404 otherwise."""
-
-    def __init__(self) -> None:
-        self.routes: dict[str, tuple[bytes, str | None]] = {}
-        self.requests: list[tuple[str, dict[str, str]]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                server.requests.append((self.path, dict(self.headers.items())))
-                if self.path not in server.routes:
-                    return self._answer(404, b"{}", None)
-                body, etag = server.routes[self.path]
-                if etag and self.headers.get("If-None-Match") == etag:
-                    return self._answer(304, b"", etag)
-                return self._answer(200, body, etag)
-
-            def _answer(self, status: int, body: bytes, etag: str | None) -> None:
-                self.send_response(status)
-                if etag:
-                    self.send_header("ETag", etag)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.url = self.base + LATEST
-
-    def serve(self, body: bytes, etag: str | None = None) -> None:
-        self.routes[LATEST] = (body, etag)
-
-    def serve_version(self, version: int, body: bytes) -> None:
-        self.routes[f"/api/v1/types/{ATLAS_TYPE}/versions/{version}/bundle"] = (body, None)
-
-
 @pytest.fixture
 def server():
-    srv = Server()
+    srv = BundleServer(LATEST)
     with served(srv.httpd):
         yield srv
 
@@ -97,7 +56,7 @@ def run(tmp_path, out, server):
     return run
 
 
-def accept(server: Server, run, bundle: bytes, etag: str) -> None:
+def accept(server: BundleServer, run, bundle: bytes, etag: str) -> None:
     server.serve(bundle, etag)
     code, _, err = run()
     assert code == 0, err
