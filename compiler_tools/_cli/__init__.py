@@ -1,5 +1,5 @@
 """`python -m compiler_tools` (`evidence-compiler`): compile, compare, sweep, schema, verify-bundle,
-pull, test.
+pull, serve, test.
 
 With `pull` (the network) and `contract_tests` (test directories), the only modules of the
 compiler that touch files, stdin/stdout and exit codes.
@@ -145,6 +145,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     _policy_option(pull)
     pull.set_defaults(handler="pull")
+
+    serve = commands.add_parser("serve", help="answer decisions over HTTP/JSON (extra: serve)")
+    serve.add_argument("--bundle-dir", required=True, help="the directory pull writes to")
+    serve.add_argument("--public-key", required=True, help="the pinned key set to verify with")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    serve.add_argument("--port", type=int, default=8181, help="the port (0: any free one)")
+    serve.add_argument("--threads", type=int, default=4, help="worker threads (default 4)")
+    serve.add_argument(
+        "--interval",
+        type=float,
+        default=5.0,
+        help="seconds between two looks at the bundle file (default 5)",
+    )
+    serve.add_argument(
+        "--max-body", type=int, default=8 * 1024 * 1024, help="largest request body in bytes"
+    )
+    _policy_option(serve)
+    serve.set_defaults(handler="serve")
 
     test = commands.add_parser("test", help="run a test directory's or a bundle's scenarios")
     test.add_argument("path", help="a test directory (contract.yaml, scenarios/) or a bundle")

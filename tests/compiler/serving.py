@@ -1,13 +1,21 @@
-"""Running a test's HTTP server on a loopback port in a daemon thread, and a server of
-bundles at fixed paths."""
+"""Servers for the tests: any HTTP server in a daemon thread, a server of bundles at the
+workbench's paths, and `evidence-compiler serve` in a subprocess."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import subprocess
+import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from socketserver import BaseServer
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -64,3 +72,45 @@ class BundleServer:
         """Serve `body` as version `version`, where the workbench serves it."""
         path = self.latest.removesuffix("/bundle") + f"/versions/{version}/bundle"
         self.routes[path] = (body, None)
+
+
+class DecisionServer:
+    """`evidence-compiler serve` in a subprocess on a free loopback port, and JSON calls to it."""
+
+    def __init__(self, bundle_dir: Path, keys: Path, *extra: str) -> None:
+        root = Path(__file__).resolve().parents[2]
+        argv = [sys.executable, "-m", "compiler_tools", "serve", "--bundle-dir", str(bundle_dir),
+                "--public-key", str(keys), "--port", "0", "--interval", "0.1", *extra]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        self.process = subprocess.Popen(
+            argv, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("serving decisions on "):
+            self.stop()
+            raise AssertionError(f"serve did not start: {line}{self.process.stderr.read()}")  # type: ignore[union-attr]
+        self.url = line.split()[-1]
+
+    def call(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
+        """The status and the body (JSON parsed, or the text)."""
+        request = urllib.request.Request(self.url + path, data=body, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
+                status, data = answer.status, answer.read()
+        except urllib.error.HTTPError as error:
+            status, data = error.code, error.read()
+        try:
+            return status, json.loads(data)
+        except ValueError:
+            return status, data.decode()
+
+    def decide(self, document: dict[str, Any]) -> tuple[int, Any]:
+        return self.call("POST", "/v1/decide", json.dumps(document).encode())
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
