@@ -79,6 +79,14 @@ class PullFailed(Exception):
     """The pull did not produce a new verified bundle; the local copy is untouched."""
 
 
+class HttpStatus(PullFailed):
+    """The server answered an error status (`status`)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class PullUsage(Exception):
     """The arguments cannot be used (exit 2): nothing was requested."""
 
@@ -243,7 +251,7 @@ def pull_bundle(
         _check_moves_forward(bundle, state, source, verified)
     highest = bundle.manifest.version
     if state is not None and allow_downgrade is None:
-        highest = max(highest, state.highest_version, key=int)
+        highest = _higher(highest, state.highest_version)
     _replace(directory / BUNDLE_FILE, response.body, mode)
     manifest = bundle.manifest
     new_state = PullState(manifest.decision_type, manifest.version, bundle.sha256, highest)
@@ -335,8 +343,10 @@ def _find_parent(
             )
         try:
             response = source.get(url)
-        except PullFailed:
-            continue  # a version never published (404) is not part of any chain
+        except HttpStatus as exc:
+            if exc.status == 404:
+                continue  # a version never published is not part of any chain
+            raise
         try:
             candidate = verified(response.body)
         except BundleInvalid as exc:
@@ -344,6 +354,13 @@ def _find_parent(
         if candidate.sha256 == sha256:
             return candidate
     return None
+
+
+def _higher(version: str, other: str) -> str:
+    """The higher of two versions; `version` when they cannot be ordered."""
+    if version.isdigit() and other.isdigit():
+        return max(version, other, key=int)
+    return version
 
 
 def _number(version: str) -> int:
@@ -433,8 +450,8 @@ def _read_state(directory: Path, local: VerifiedBundle | None) -> PullState | No
     manifest = local.manifest
     if state is None or state.sha256 != local.sha256:
         highest = manifest.version
-        if state is not None and manifest.version.isdigit():
-            highest = max(highest, state.highest_version, key=int)
+        if state is not None:
+            highest = _higher(highest, state.highest_version)
         return PullState(manifest.decision_type, manifest.version, local.sha256, highest)
     return state
 
@@ -492,7 +509,7 @@ def _get(url: str, token: str, etag: str | None, timeout: float) -> Response:
     except urllib.error.HTTPError as exc:
         if exc.code == 304:
             return Response(304, b"", etag)
-        raise PullFailed(f"{url} answered {exc.code} {exc.reason}") from None
+        raise HttpStatus(f"{url} answered {exc.code} {exc.reason}", exc.code) from None
     except urllib.error.URLError as exc:
         raise PullFailed(f"cannot reach {url}: {exc.reason}") from None
     except (OSError, http.client.HTTPException) as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import importlib
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TextIO
@@ -25,6 +26,7 @@ import orjson
 from compiler import InvalidInput
 from compiler_tools._runtime import BundleStore, NoBundle, bundle_age, decide
 
+logger = logging.getLogger(__name__)
 NEEDS_SERVE = "serve needs its extra: pip install 'evidence-compiler[serve]'"
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
 DEFAULT_PORT = 8181
@@ -37,6 +39,7 @@ STATUS = {
     404: "404 Not Found",
     405: "405 Method Not Allowed",
     413: "413 Content Too Large",
+    500: "500 Internal Server Error",
     503: "503 Service Unavailable",
 }
 
@@ -120,6 +123,10 @@ def decision_app(store: BundleStore, *, max_body: int = DEFAULT_MAX_BODY) -> Cal
         except _Failure as failure:
             metrics.errors.labels(failure.code).inc()
             status, body = failure.status, failure.body()
+        except Exception:  # a bug must still answer JSON, and be in the server's log
+            logger.exception("decision failed")
+            metrics.errors.labels("internal_error").inc()
+            status, body = 500, _Failure(500, "internal_error", "the decision failed").body()
         return _respond(start_response, status, orjson.dumps(body), "application/json")
 
     return app
@@ -174,6 +181,9 @@ def _decide(store: BundleStore, metrics: _Metrics, data: Any) -> dict[str, Any]:
     receipt = data.get("receipt", False)
     if not isinstance(receipt, bool):
         raise _Failure(400, "invalid_input", "receipt must be true or false")
+    decision_id = data.get("decision_id")
+    if decision_id is not None and not (isinstance(decision_id, str) and decision_id):
+        raise _Failure(400, "invalid_input", "decision_id must be a non-empty string")
     candidates = data.get("candidates")
     if not isinstance(candidates, list):
         raise _Failure(400, "invalid_input", "candidates must be a list")
@@ -186,7 +196,7 @@ def _decide(store: BundleStore, metrics: _Metrics, data: Any) -> dict[str, Any]:
             candidates,
             directory=data.get("directory"),
             receipt=receipt,
-            decision_id=data.get("decision_id"),
+            decision_id=decision_id,
         )
     except NoBundle as exc:
         raise _Failure(503, "no_bundle", str(exc)) from None

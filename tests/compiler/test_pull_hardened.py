@@ -143,6 +143,18 @@ def test_skipped_versions_are_fetched_to_follow_the_chain(server, run, out):
     assert fetched[-2:] == [LATEST, f"/api/v1/types/{ATLAS_TYPE}/versions/4/bundle"]
 
 
+def test_a_version_never_published_is_skipped_while_following_the_chain(server, run, out):
+    accept(server, run, V3, '"v3"')
+    v6 = atlas_bundle(version="6", parent_sha256=sha(V4))  # version 5 was never published
+    server.serve(v6, '"v6"')
+    server.serve_version(4, V4)
+    code, stdout, stderr = run()
+    assert code == 0, stderr
+    assert "version 6" in stdout and (out / BUNDLE_FILE).read_bytes() == v6
+    asked = [path.rsplit("/", 2)[-2] for path, _ in server.requests[-2:]]
+    assert asked == ["5", "4"]
+
+
 def test_a_skipped_version_from_another_chain_is_a_fork(server, run, out):
     accept(server, run, V3, '"v3"')
     stranger_v4 = atlas_bundle(version="4", parent_sha256="1" * 64, scenarios=[])
