@@ -1,8 +1,9 @@
 """The context compiler's tools: the `evidence-compiler` command line (`python -m
-compiler_tools`: compile, compare, sweep, schema, keys, verify-bundle, pull, test), contract
-test directories, and reading untrusted YAML.
+compiler_tools`: compile, compare, sweep, schema, keys, verify-bundle, pull, serve, test),
+the runtime API a service embeds (`BundleStore`, `decide`), contract test directories, and
+reading untrusted YAML.
 
-    from compiler_tools import load_tests, run_tests
+    from compiler_tools import BundleStore, decide, load_tests, run_tests
 
 These are the parts that touch files, stdin/stdout, exit codes and (`pull`) the network,
 above the engine (`compiler`) and trust (`compiler_trust`). Every public name is here; the
@@ -17,7 +18,6 @@ from compiler._lazy import lazy_surface
 
 if TYPE_CHECKING:
     from compiler_tools._cli import main
-    from compiler_tools._cli.pull import BUNDLE_FILE, ETAG_FILE
     from compiler_tools._contract_tests.files import (
         FORMAT,
         NEEDS_YAML,
@@ -35,11 +35,14 @@ if TYPE_CHECKING:
     )
     from compiler_tools._contract_tests.mutation import mutation_cases
     from compiler_tools._contract_tests.running import failing_expectations, run_tests
+    from compiler_tools._pull import BUNDLE_FILE, ETAG_FILE, STATE_FILE
+    from compiler_tools._runtime import BundleStore, Decision, NoBundle, bundle_age, decide
     from compiler_tools._untrusted_yaml import parse_yaml
 
 _HOMES = {
     "compiler_tools._cli": ["main"],
-    "compiler_tools._cli.pull": ["BUNDLE_FILE", "ETAG_FILE"],
+    "compiler_tools._pull": ["BUNDLE_FILE", "ETAG_FILE", "STATE_FILE"],
+    "compiler_tools._runtime": ["BundleStore", "Decision", "NoBundle", "bundle_age", "decide"],
     "compiler_tools._contract_tests.files": [
         "ContractFile",
         "CorpusFile",
@@ -63,6 +66,9 @@ __getattr__ = lazy_surface(__name__, _HOMES)
 
 __all__ = [
     "BUNDLE_FILE",
+    "BundleStore",
+    "Decision",
+    "NoBundle",
     "ContractFile",
     "CorpusFile",
     "ETAG_FILE",
@@ -70,7 +76,10 @@ __all__ = [
     "InvalidTestFiles",
     "NEEDS_YAML",
     "ScenarioFile",
+    "STATE_FILE",
     "SourceClassEntry",
+    "bundle_age",
+    "decide",
     "failing_expectations",
     "file_schemas",
     "load_tests",

@@ -1,5 +1,5 @@
 """`python -m compiler_tools` (`evidence-compiler`): compile, compare, sweep, schema, keygen,
-sign-approval, verify-bundle, pull, test.
+sign-approval, verify-bundle, pull, serve, test.
 
 With `pull` (the network), `_contract_tests` (test directories) and the key files of
 `compiler_trust`, the only code of the compiler that touches files, stdin/stdout and exit
@@ -132,8 +132,38 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument("--token-file", required=True, help="a file holding the bearer token")
     pull.add_argument("--public-key", required=True, help="the pinned key set to verify with")
     pull.add_argument("--out", required=True, help="the directory holding bundle.json")
+    pull.add_argument(
+        "--mode",
+        default="0644",
+        help="octal permission bits of the files written (default 0644: readers may run as "
+        "another user)",
+    )
+    pull.add_argument(
+        "--allow-downgrade",
+        metavar="VERSION",
+        help="accept the served bundle if it is exactly this version, even when it is older "
+        "than one accepted before or does not descend from the bundle in place",
+    )
     _policy_option(pull)
     pull.set_defaults(handler="pull")
+
+    serve = commands.add_parser("serve", help="answer decisions over HTTP/JSON (extra: serve)")
+    serve.add_argument("--bundle-dir", required=True, help="the directory pull writes to")
+    serve.add_argument("--public-key", required=True, help="the pinned key set to verify with")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    serve.add_argument("--port", type=int, default=8181, help="the port (0: any free one)")
+    serve.add_argument("--threads", type=int, default=4, help="worker threads (default 4)")
+    serve.add_argument(
+        "--interval",
+        type=float,
+        default=5.0,
+        help="seconds between two looks at the bundle file (default 5)",
+    )
+    serve.add_argument(
+        "--max-body", type=int, default=8 * 1024 * 1024, help="largest request body in bytes"
+    )
+    _policy_option(serve)
+    serve.set_defaults(handler="serve")
 
     test = commands.add_parser("test", help="run a test directory's or a bundle's scenarios")
     test.add_argument("path", help="a test directory (contract.yaml, scenarios/) or a bundle")

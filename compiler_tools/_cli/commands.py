@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from compiler._codes import authority_tier
 from compiler._errors import InvalidInput
 from compiler_tools._cli.streams import (
+    EXIT_INVALID,
     EXIT_OK,
     EXIT_REFUSED,
     dumps,
@@ -108,11 +109,37 @@ def schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from compiler_tools._cli.pull import pull
+    from compiler_tools._pull import pull
 
     return pull(args.url, token_file=args.token_file, public_key=args.public_key,
-                out=args.out, stdout=out, stderr=err,
+                out=args.out, stdout=out, stderr=err, mode=args.mode,
+                allow_downgrade=args.allow_downgrade,
                 require_approvals=args.require_approvals)  # fmt: skip
+
+
+def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from compiler_tools._serve import missing_extra
+
+    problem = missing_extra()
+    if problem is not None:
+        print(problem, file=err)
+        return EXIT_INVALID
+    from compiler_tools._runtime import BundleStore
+    from compiler_tools._serve import serve as run_server
+    from compiler_trust import KeyLoadError
+
+    try:
+        store = BundleStore(args.bundle_dir, public_key=args.public_key,
+                            interval=args.interval,
+                            require_approvals=args.require_approvals)  # fmt: skip
+    except KeyLoadError as exc:
+        print(f"serve: {exc}", file=err)
+        return EXIT_INVALID
+    if store.last_error:
+        print(f"warning: {store.last_error}", file=err)  # /healthz answers 503 until one loads
+    run_server(store, host=args.host, port=args.port, threads=args.threads,
+               max_body=args.max_body, stdout=out)  # fmt: skip
+    return EXIT_OK
 
 
 def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

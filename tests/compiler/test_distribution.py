@@ -71,8 +71,15 @@ def test_the_wheel_holds_exactly_the_compiler_packages_of_this_checkout(wheel):
     assert {str(r) for r in requires} <= {str(Requirement(r)) for r in workbench}
     extras = [Requirement(line.split(": ", 1)[1]) for line in meta.splitlines()
               if line.startswith("Requires-Dist: ") and "extra ==" in line]  # fmt: skip
-    assert [(str(r.name), str(r.specifier)) for r in extras] == [("pyyaml", ">=6.0.2")]
+    assert sorted((str(r.name), str(r.specifier), str(r.marker)) for r in extras) == [
+        ("prometheus-client", ">=0.26", 'extra == "serve"'),
+        ("pyyaml", ">=6.0.2", 'extra == "yaml"'),
+        ("waitress", ">=3.0.2", 'extra == "serve"'),
+    ]
     assert "pyyaml>=6.0.2" in workbench
+    # The workbench's tests run `serve`, so its development dependencies hold that extra.
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {"waitress>=3.0.2", "prometheus-client>=0.26"} <= set(dev["dev"])
 
 
 def test_building_twice_gives_the_same_wheel(wheel, tmp_path):

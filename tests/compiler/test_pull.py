@@ -5,14 +5,15 @@ Served by a real http.server on 127.0.0.1 in a thread."""
 from __future__ import annotations
 
 import io
+import json
 import socket
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from atlas_bundle import ATLAS_TYPE, STRANGER, atlas_bundle, key_set
+from serving import served
 
-from compiler_tools import BUNDLE_FILE, ETAG_FILE, main
+from compiler_tools import BUNDLE_FILE, ETAG_FILE, STATE_FILE, main
 
 TOKEN = "svc-token-123"
 
@@ -58,12 +59,8 @@ class Server:
 @pytest.fixture
 def server():
     srv = Server()
-    thread = threading.Thread(target=srv.httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
-    thread.join()
+    with served(srv.httpd):
+        yield srv
 
 
 @pytest.fixture
@@ -85,7 +82,8 @@ def pull(setup, url, token=None) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-V3, V4 = atlas_bundle(version="3"), atlas_bundle(version="4")
+V3 = atlas_bundle(version="3")
+V4 = atlas_bundle(version="4", parent_sha256=json.loads(V3)["sha256"])
 
 
 def test_a_verified_bundle_is_stored_with_its_etag_then_a_304_rewrites_nothing(server, setup):
@@ -116,7 +114,7 @@ def test_a_newer_bundle_replaces_the_old_one_and_leaves_no_temporary_file(server
     assert code == 0
     assert "version 4" in out
     assert (setup["out"] / BUNDLE_FILE).read_bytes() == V4
-    assert sorted(p.name for p in setup["out"].iterdir()) == [BUNDLE_FILE, ETAG_FILE]
+    assert sorted(p.name for p in setup["out"].iterdir()) == [BUNDLE_FILE, ETAG_FILE, STATE_FILE]
 
 
 def _tampered(data: bytes) -> bytes:
