@@ -24,13 +24,13 @@ from compiler_trust import VerifiedBundle
 class ContractFilter(BaseModel):
     """`request` is a compile input's request (principal, roles, purpose, entity, decision
     date, token budget), checked against `bundle`'s contract when the adapter is built; one
-    adapter serves one decision request (`model_copy(update={"request": ...})` makes the
-    next). `directory` is the compile input's directory (entity aliases, role parents), if
-    any. `candidate_fields` maps a candidate field to the metadata key it is read from, or to
-    a function of the library's object; an unmapped field reads the metadata key of its own
-    name, `id` is the document's own id and `content` its text. `metadata_key` names the
-    metadata entry an admitted document's copy gains (`None`: none). `last_output` is the
-    latest compile's output."""
+    adapter serves one decision request, so a service builds one per request (the bundle and
+    the wrapped retriever are shared, not copied). `directory` is the compile input's
+    directory (entity aliases, role parents), if any. `candidate_fields` maps a candidate
+    field to the metadata key it is read from, or to a function of the library's object; an
+    unmapped field reads the metadata key of its own name, `id` is the document's own id and
+    `content` its text. `metadata_key` names the metadata entry an admitted document's copy
+    gains (`None`: none). `last_output` is the latest compile's output."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -4,9 +4,11 @@ retriever over the Atlas documents, wrapped, returns only what the packet admits
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 import retrieved_atlas as atlas
+from atlas_bundle import ROOT, atlas_bundle, key_set
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
@@ -137,7 +139,10 @@ def test_a_failing_field_function_is_refused_by_document_and_field(bundle):
 
 def test_a_refused_decision_admits_nothing(bundle):
     request = {**atlas.REQUEST, "purpose": "marketing"}
-    retriever = evidence_retriever(bundle).model_copy(update={"request": request})
+    store = ListRetriever(documents=atlas_documents())
+    retriever = EvidenceRetriever(
+        retriever=store, bundle=bundle, request=request, directory=atlas.DIRECTORY
+    )
     assert retriever.invoke("limit") == []
     assert retriever.last_output.refusal.reason == "purpose_not_permitted"
 
@@ -151,3 +156,20 @@ def test_a_request_the_contract_cannot_take_is_refused_when_built(bundle):
         )  # fmt: skip
     with pytest.raises(ValueError, match="'evidence_kind' is not a candidate field"):
         evidence_retriever(bundle, candidate_fields={"evidence_kind": "kind"})
+
+
+def test_the_documented_example_runs(tmp_path, monkeypatch, capsys):
+    docs = (ROOT / "docs" / "distribution.md").read_text()
+    example = docs.split("### Example", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "bundle.json").write_bytes(atlas_bundle())
+    key_set(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(example, "docs/distribution.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:3] == [
+        "['facility-F102']",
+        "{'facility_limit': 'supported', 'review_open': 'unknown', 'waiver_valid': 'unknown', "
+        "'continuation_rule': 'unknown'}",
+        "[('investigation-X9', 'not_authorised')]",
+    ]
+    assert json.loads(printed[3])["supports"] == ["facility_limit"]
