@@ -129,6 +129,16 @@ def test_fields_map_to_other_keys_and_functions(bundle):
     assert retriever.last_output == atlas.engine_output(bundle)
 
 
+def test_the_engines_checks_across_documents_name_the_documents_too(bundle):
+    documents = atlas_documents()
+    documents.append(documents[3])  # a store that returns one document twice
+    with pytest.raises(UnusableDocuments) as refused:
+        evidence_retriever(bundle, documents).invoke("limit")
+    (problem,) = refused.value.problems
+    assert (problem.position, problem.document_id, problem.field) == (7, "facility-F102", "id")
+    assert "duplicate candidate id 'facility-F102'" in problem.message
+
+
 def test_a_failing_field_function_is_refused_by_document_and_field(bundle):
     retriever = evidence_retriever(bundle, candidate_fields={"tokens": lambda d: d.metadata["n"]})
     with pytest.raises(UnusableDocuments, match=(
