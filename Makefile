@@ -13,10 +13,12 @@ PYTEST_WORKERS ?= auto
 LOWEST := .venv-lowest
 LOWEST_STAMP := $(LOWEST)/.installed
 # What `make test-lowest` runs (under two minutes): the compiler's oracles, reasons, planning,
-# invalid input and bundles, the workbench views, and whole pages rendered with bad input.
+# invalid input and bundles, the retrieval adapters (at the oldest langchain-core and
+# llama-index-core they declare), the workbench views, and whole pages rendered with bad input.
 LOWEST_TESTS ?= tests/compiler/test_compiler_oracles.py tests/compiler/test_compiler_reasons.py \
 	tests/compiler/test_compiler_planning.py tests/compiler/test_compiler_invalid_input.py \
-	tests/compiler/test_bundle.py tests/workbench/test_workbench_views.py \
+	tests/compiler/test_bundle.py tests/compiler/test_adapters_langchain.py \
+	tests/compiler/test_adapters_llamaindex.py tests/workbench/test_workbench_views.py \
 	tests/workbench/test_query_parameters.py
 
 .PHONY: run serve test test-fast test-lowest lint bench demo-compile dist dist-compiler clean

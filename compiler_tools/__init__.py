@@ -36,13 +36,27 @@ if TYPE_CHECKING:
     from compiler_tools._contract_tests.mutation import mutation_cases
     from compiler_tools._contract_tests.running import failing_expectations, run_tests
     from compiler_tools._pull import BUNDLE_FILE, ETAG_FILE, STATE_FILE
-    from compiler_tools._runtime import BundleStore, Decision, NoBundle, bundle_age, decide
+    from compiler_tools._runtime import (
+        BundleStore,
+        Decision,
+        NoBundle,
+        bundle_age,
+        decide,
+        decision_input,
+    )
     from compiler_tools._untrusted_yaml import parse_yaml
 
 _HOMES = {
     "compiler_tools._cli": ["main"],
     "compiler_tools._pull": ["BUNDLE_FILE", "ETAG_FILE", "STATE_FILE"],
-    "compiler_tools._runtime": ["BundleStore", "Decision", "NoBundle", "bundle_age", "decide"],
+    "compiler_tools._runtime": [
+        "BundleStore",
+        "Decision",
+        "NoBundle",
+        "bundle_age",
+        "decide",
+        "decision_input",
+    ],
     "compiler_tools._contract_tests.files": [
         "ContractFile",
         "CorpusFile",
@@ -80,6 +94,7 @@ __all__ = [
     "SourceClassEntry",
     "bundle_age",
     "decide",
+    "decision_input",
     "failing_expectations",
     "file_schemas",
     "load_tests",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import CompileOutput, compile_input
+from compiler import CompileInput, CompileOutput, compile_input
 from compiler_tools._pull import (
     BUNDLE_FILE,
     DEFAULT_MODE,
@@ -203,10 +203,7 @@ def decide(
     bundle = (
         store_or_bundle.current() if isinstance(store_or_bundle, BundleStore) else store_or_bundle
     )
-    document: dict[str, Any] = {"request": request, "candidates": list(candidates)}
-    if directory is not None:
-        document["directory"] = directory
-    compiled_input = compile_input_from_bundle(bundle, document)
+    compiled_input = decision_input(bundle, request, candidates, directory=directory)
     output = compile_input(compiled_input)
     made = (
         make_receipt(compiled_input, output, bundle_sha256=bundle.sha256, decision_id=decision_id)
@@ -214,6 +211,22 @@ def decide(
         else None
     )
     return Decision(output=output, bundle=bundle, receipt=made)
+
+
+def decision_input(
+    bundle: VerifiedBundle,
+    request: Mapping[str, Any],
+    candidates: Sequence[Mapping[str, Any]],
+    *,
+    directory: Mapping[str, Any] | None = None,
+) -> CompileInput:
+    """The compile input of one decision: the bundle's contract with the caller's request,
+    candidates and directory. Raises `InvalidInput` listing every problem, each located in the
+    compile input (`candidates[2].tokens`)."""
+    document: dict[str, Any] = {"request": request, "candidates": list(candidates)}
+    if directory is not None:
+        document["directory"] = directory
+    return compile_input_from_bundle(bundle, document)
 
 
 def bundle_age(bundle: VerifiedBundle, now: dt.datetime) -> float:

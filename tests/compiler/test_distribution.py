@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 pytestmark = pytest.mark.distribution
 
 PACKAGING = ROOT / "packaging" / "evidence-compiler"
-PACKAGES = ("compiler", "compiler_trust", "compiler_tools")
+PACKAGES = ("compiler", "compiler_trust", "compiler_tools", "compiler_adapters")
 
 
 def build_wheel(out: Path) -> Path:
@@ -72,14 +72,18 @@ def test_the_wheel_holds_exactly_the_compiler_packages_of_this_checkout(wheel):
     extras = [Requirement(line.split(": ", 1)[1]) for line in meta.splitlines()
               if line.startswith("Requires-Dist: ") and "extra ==" in line]  # fmt: skip
     assert sorted((str(r.name), str(r.specifier), str(r.marker)) for r in extras) == [
+        ("langchain-core", ">=0.3", 'extra == "langchain"'),
+        ("llama-index-core", ">=0.12", 'extra == "llamaindex"'),
         ("prometheus-client", ">=0.26", 'extra == "serve"'),
         ("pyyaml", ">=6.0.2", 'extra == "yaml"'),
         ("waitress", ">=3.0.2", 'extra == "serve"'),
     ]
     assert "pyyaml>=6.0.2" in workbench
-    # The workbench's tests run `serve`, so its development dependencies hold that extra.
+    # The workbench's tests run `serve` and test the adapters against their libraries, so its
+    # development dependencies hold those extras' lines.
     dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert {"waitress>=3.0.2", "prometheus-client>=0.26"} <= set(dev["dev"])
+    assert {"langchain-core>=0.3", "llama-index-core>=0.12"} <= set(dev["dev"])
 
 
 def test_building_twice_gives_the_same_wheel(wheel, tmp_path):
@@ -117,13 +121,22 @@ def test_installed_without_django_it_verifies_compiles_with_a_receipt_and_tests(
     work = tmp_path / "work"  # not the checkout, so `compiler` comes from the venv
     work.mkdir()
     probe = subprocess.run(
-        [str(python), "-c", "import importlib.util as u, compiler, compiler_trust, compiler_tools; "
-         "print(compiler.__file__, compiler_trust.__file__, compiler_tools.__file__); "
+        [str(python), "-c", "import importlib.util as u, compiler, compiler_trust, compiler_tools, "
+         "compiler_adapters as a; "
+         "print(compiler.__file__, compiler_trust.__file__, compiler_tools.__file__, a.__file__); "
          "print(u.find_spec('django') is None)"],
         cwd=work, capture_output=True, text=True, check=True,
     )  # fmt: skip
     *locations, no_django = probe.stdout.split()
     assert all(Path(p).is_relative_to(venv) for p in locations) and no_django == "True"
+    # Without its extra, an adapter says which one to install.
+    adapter = subprocess.run([str(python), "-c", "import compiler_adapters.langchain"], cwd=work,
+                             capture_output=True, text=True)  # fmt: skip
+    assert adapter.returncode == 1
+    assert adapter.stderr.splitlines()[-1] == (
+        "ImportError: compiler_adapters.langchain needs langchain-core: "
+        "pip install 'evidence-compiler[langchain]'"
+    )
 
     bundle = work / "atlas.bundle.json"
     bundle.write_bytes(atlas_bundle())

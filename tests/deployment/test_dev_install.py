@@ -11,7 +11,7 @@ import tomllib
 from deployment_support import ROOT
 
 PACKAGING = ROOT / "packaging" / "evidence-compiler"
-PACKAGES = ("compiler", "compiler_trust", "compiler_tools")
+PACKAGES = ("compiler", "compiler_trust", "compiler_tools", "compiler_adapters")
 
 
 def test_the_editable_compiler_exposes_the_checkouts_packages_and_nothing_else(tmp_path):
@@ -29,7 +29,7 @@ def test_the_editable_compiler_exposes_the_checkouts_packages_and_nothing_else(t
     probe = subprocess.run(
         [str(python), "-c", "import importlib.util as u, os; "
          "[print(os.path.realpath(u.find_spec(n).origin)) for n in "
-         "('compiler', 'compiler_trust', 'compiler_tools')]; "
+         f"{PACKAGES}]; "
          "print([n for n in ('workbench', 'contracts', 'tests') if u.find_spec(n)])"],
         cwd=work, capture_output=True, text=True, check=True,
     ).stdout.splitlines()  # fmt: skip

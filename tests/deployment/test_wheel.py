@@ -69,7 +69,7 @@ def test_the_wheel_holds_no_compiler_package_and_requires_evidence_compiler_at_i
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         meta = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
-    compiler_packages = {"compiler", "compiler_trust", "compiler_tools"}
+    compiler_packages = {"compiler", "compiler_trust", "compiler_tools", "compiler_adapters"}
     assert not [n for n in names if n.split("/")[0] in compiler_packages]
     requires = [line.split(": ", 1)[1] for line in meta.decode().splitlines()
                 if line.startswith("Requires-Dist: evidence-compiler")]  # fmt: skip
