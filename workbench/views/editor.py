@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -67,9 +68,15 @@ class PropositionRow:
     edit_form: forms.PropositionForm | None = None
 
 
-def _panels_context(version: ContractVersion) -> dict[str, Any]:
-    """What the lint, preview and history panels show."""
+HISTORY_PAGE_SIZE = 20
+
+
+def _panels_context(version: ContractVersion, history_page: str | None = None) -> dict[str, Any]:
+    """What the lint, preview and history panels show (the history a page at a time)."""
     preview = selectors.version_preview(version=version)
+    history = Paginator(
+        selectors.history(decision_type=version.decision_type, limit=None), HISTORY_PAGE_SIZE
+    ).get_page(history_page)
     return {
         "decision_type": version.decision_type,
         "version": version,
@@ -78,7 +85,7 @@ def _panels_context(version: ContractVersion) -> dict[str, Any]:
         "preview_json": json.dumps(
             preview.compiler_document if preview.valid else preview.document, indent=2
         ),
-        "history": selectors.history(decision_type=version.decision_type),
+        "history": history,
     }
 
 
@@ -164,15 +171,16 @@ def _render_version(
 ) -> HttpResponse:
     """The whole page, or for htmx only the named partial, built from fresh rows."""
     version.refresh_from_db()
+    history_page = request.GET.get("history_page")
     if request.htmx and partial in PANELS:
-        context = _panels_context(version)
+        context = _panels_context(version, history_page)
     elif request.htmx and partial == "people":
         context = _people_context(request, version.decision_type, access_form, people_errors)
     elif request.htmx:
         context = _editor_context(request, version, **editor)
     else:
         context = {
-            **_panels_context(version),
+            **_panels_context(version, history_page),
             **_people_context(request, version.decision_type, access_form, people_errors),
             **_editor_context(request, version, **editor),
         }
