@@ -49,6 +49,13 @@ def assert_accessible(page) -> None:
     assert not violations, f"axe-core on {page.url}:\n{axe_report(violations)}"
 
 
+@pytest.fixture
+def check_accessible():
+    """`assert_accessible`, for a test to check a page as it is at one moment (after an htmx
+    swap, say)."""
+    return assert_accessible
+
+
 def _checked_after(page, name: str) -> None:
     """Make `page.<name>(…)` check the page it lands on."""
     action = getattr(page, name)
@@ -98,9 +105,11 @@ def new_page(browser):
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()
-        for name in ("goto", "reload", "wait_for_url"):
-            _checked_after(page, name)
-        pages.append(page)
+        # axe-core is JavaScript: a page without it is checked where other tests open it.
+        if options.get("java_script_enabled", True):
+            for name in ("goto", "reload", "wait_for_url"):
+                _checked_after(page, name)
+            pages.append(page)
         return page
 
     yield make
