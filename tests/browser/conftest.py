@@ -45,6 +45,11 @@ def axe_report(violations: list[dict]) -> str:
 def assert_accessible(page) -> None:
     """Fail with every WCAG 2.2 AA violation axe-core finds on the page as it is now."""
     page.wait_for_load_state("load")
+    # Not mid-swap: a panel htmx is refreshing is dimmed (and fades back) until it settles.
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')"
+        " && document.getAnimations().every(a => a.playState !== 'running')"
+    )
     violations = axe_violations(page)
     assert not violations, f"axe-core on {page.url}:\n{axe_report(violations)}"
 
