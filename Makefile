@@ -90,7 +90,7 @@ test-lowest: $(LOWEST_STAMP)
 	$(LOWEST)/bin/python -m pip check
 	$(LOWEST)/bin/python -m pytest -n $(PYTEST_WORKERS) -m "not browser" -p no:cacheprovider $(LOWEST_TESTS)
 
-## lint: ruff (check and format), the layers contract (import-linter) and mypy on the compiler
+## lint: ruff (check and format), the layers contract (import-linter) and mypy on every package
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

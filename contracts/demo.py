@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -18,7 +18,9 @@ from django.db import transaction
 
 from . import roles, services
 from .models import DecisionType, SourceClass
-from .selectors import current_version
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 Tier = SourceClass.AuthorityTier
 
@@ -144,7 +146,7 @@ ATLAS_V2_CHANGE = ("waiver_valid", "committee_record", "case_note")
 
 
 @transaction.atomic
-def load(out: TextIO) -> None:
+def load(out: SupportsWrite[str]) -> None:
     users = {person.username: _person(person) for person in PEOPLE}
     owner = users[OWNER]
     create_source_classes(actor=users[CATALOGUE_MANAGER])
@@ -188,7 +190,7 @@ def create_contract(
         description=contract.description,
         purposes=contract.purposes,
     )
-    version = current_version(decision_type=decision_type)
+    version = decision_type.versions.get()  # a new type's one draft
     for proposition in contract.propositions:
         services.proposition_add(
             actor=owner,

@@ -9,7 +9,7 @@ decision type is an object permission on it, granted per person by `services.acc
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import Group, Permission
 from guardian.shortcuts import get_user_perms, get_users_with_perms
@@ -68,7 +68,11 @@ def role_of(user: Any, decision_type: Any) -> Role | None:
 
 def people_with_roles(decision_type: Any) -> list[tuple[Any, Role]]:
     """Everyone granted a role on the type, owners first, then by username."""
-    granted = get_users_with_perms(decision_type, attach_perms=True, with_group_users=False)
+    # With attach_perms, guardian answers a mapping of each person to their permission names.
+    granted = cast(
+        dict[Any, list[str]],
+        get_users_with_perms(decision_type, attach_perms=True, with_group_users=False),
+    )
     people = [(user, role_from_perms(perms)) for user, perms in granted.items()]
     order = list(Role)
     return sorted(
@@ -81,7 +85,7 @@ def ensure_site_groups(**kwargs: Any) -> None:
     """Create the site groups with their permissions; safe to call any number of times."""
     for name, perms in GROUP_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
-        wanted = []
+        wanted: list[Permission] = []
         for perm in perms:
             app_label, codename = perm.split(".")
             wanted.extend(

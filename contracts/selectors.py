@@ -1,7 +1,8 @@
 """Reads for the UI, already filtered by what the user may see.
 
 A decision type the user holds no object permission on does not exist for them: list
-selectors leave it out and single-object selectors raise `Http404`.
+selectors leave it out and single-object selectors raise the model's `DoesNotExist`, as for
+a row that is not there at all. The views answer 404.
 """
 
 from __future__ import annotations
@@ -10,10 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth import models as auth
 from django.db.models import Prefetch, Q, QuerySet
-from django.http import Http404
 from guardian.shortcuts import get_objects_for_user
 
 from . import permissions, roles
@@ -37,7 +36,8 @@ from .models import (
     source_class_changes,
 )
 
-User = AbstractBaseUser | AnonymousUser
+# Who reads: anyone, signed in or not (an anonymous person sees nothing).
+User = auth.User | auth.AnonymousUser
 
 
 def decision_types_for_user(*, user: User) -> QuerySet[DecisionType]:
@@ -52,7 +52,7 @@ def decision_type_for_user(*, user: User, key: str) -> DecisionType:
     try:
         return decision_types_for_user(user=user).get(key=key)
     except DecisionType.DoesNotExist:
-        raise Http404("No such decision type.") from None
+        raise DecisionType.DoesNotExist("No such decision type.") from None
 
 
 def version_for_user(*, user: User, key: str, number: int) -> ContractVersion:
@@ -60,7 +60,7 @@ def version_for_user(*, user: User, key: str, number: int) -> ContractVersion:
     try:
         return decision_type.versions.select_related("decision_type").get(number=number)
     except ContractVersion.DoesNotExist:
-        raise Http404("No such version.") from None
+        raise ContractVersion.DoesNotExist("No such version.") from None
 
 
 def can_edit(*, user: User, decision_type: DecisionType) -> bool:
@@ -135,7 +135,7 @@ def dashboard_rows(*, user: User) -> list[DashboardRow]:
             )
         )
     )
-    latest: dict[int, AuditEvent] = {}
+    latest: dict[int | None, AuditEvent] = {}
     events = (
         AuditEvent.objects.filter(decision_type__in=[t.pk for t in types])
         .select_related("actor")
@@ -199,7 +199,7 @@ def source_class_get(*, key: str) -> SourceClass:
     try:
         return SourceClass.objects.get(key=key)
     except SourceClass.DoesNotExist:
-        raise Http404("No such source class.") from None
+        raise SourceClass.DoesNotExist("No such source class.") from None
 
 
 def can_manage_catalogue(*, user: User) -> bool:
@@ -249,11 +249,11 @@ def proposals_visible_to(*, user: User) -> QuerySet[SourceClassProposal]:
 
 
 def proposal_for_user(*, user: User, pk: int) -> SourceClassProposal:
-    """The proposal if `user` may see it (`proposals_visible_to`), else 404."""
+    """The proposal if `user` may see it (`proposals_visible_to`), else `DoesNotExist`."""
     try:
         return proposals_visible_to(user=user).get(pk=pk)
     except SourceClassProposal.DoesNotExist:
-        raise Http404("No such proposal.") from None
+        raise SourceClassProposal.DoesNotExist("No such proposal.") from None
 
 
 @dataclass(frozen=True)

@@ -90,10 +90,11 @@ def isolated(value: Any) -> SafeString:
     return HTML.text(value)
 
 
-def said_again(stored: Any, say: Callable[[Words], Any]) -> SafeString:
+def said_again(stored: Any, say: Callable[..., Any]) -> SafeString:
     """A stored sentence for a page: `say(HTML)` when `say(PLAIN)` is exactly `stored` (the
     same words and names), else `stored` escaped and isolated whole (a sentence stored by an
-    older release, or from facts of another shape)."""
+    older release, or from facts of another shape). `say(words)` gives the sentence in those
+    words; it is typed loosely so that a lambda may bind loop variables as defaults."""
     try:
         if say(PLAIN) == stored:
             return say(HTML)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
@@ -23,6 +23,9 @@ from contracts.models import Approval, Bundle, ContractVersion, DecisionType, Si
 from contracts.services import Actor
 
 from . import review, signing
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 DEMO_KEYS = "var/demo-keys"
 """Where the demo's people keep their key files: outside the database, git-ignored."""
@@ -94,7 +97,7 @@ def demo_key_files() -> KeyFiles:
     return KeyFiles(getattr(settings, "DEMO_KEYS_DIR", None) or Path(settings.BASE_DIR) / DEMO_KEYS)
 
 
-def load_review(out: TextIO) -> None:
+def load_review(out: SupportsWrite[str]) -> None:
     """Signing keys for the owner and the reviewer, Atlas version 1 submitted by olivia,
     approved by rafael and published (signed by both), and version 2 started as a draft that
     swaps one accepted class. Runs after the scenarios are loaded (the bundle carries them);

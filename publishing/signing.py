@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
@@ -106,7 +106,7 @@ def private_key(signing_key: SigningKey) -> Ed25519PrivateKey:
 # --------------------------------------------------------------------------- services
 
 
-def _may_manage_keys(actor: Actor | None, user: AbstractBaseUser) -> bool:
+def _may_manage_keys(actor: Actor | None, user: User) -> bool:
     # None: a management command, run by whoever operates the workbench.
     if actor is None:
         return True
@@ -115,7 +115,7 @@ def _may_manage_keys(actor: Actor | None, user: AbstractBaseUser) -> bool:
 
 @transaction.atomic
 def signing_key_register(
-    *, actor: Actor | None, user: AbstractBaseUser, public_key: str | bytes, origin: str
+    *, actor: Actor | None, user: User, public_key: str | bytes, origin: str
 ) -> SigningKey:
     """Register `user`'s public key (PEM or OpenSSH) made in their browser or with keygen.
     A current key is rotated out (retired, kept so what it signed still verifies)."""
@@ -187,11 +187,11 @@ def signing_key_reencrypt() -> int:
 # --------------------------------------------------------------------------- reads
 
 
-def active_key(user: AbstractBaseUser) -> SigningKey | None:
+def active_key(user: User) -> SigningKey | None:
     return SigningKey.objects.filter(user=user, retired_at__isnull=True).first()
 
 
-def signing_key(user: AbstractBaseUser) -> SigningKey | None:
+def signing_key(user: User) -> SigningKey | None:
     """The key a new statement by `user` must be signed with: their active key, unless it is
     legacy (held by the workbench) or revoked."""
     key = active_key(user)
@@ -215,7 +215,7 @@ def may_hold_key(user: Actor) -> bool:
     return bool(user.is_authenticated and user.is_active and key_roles(user))
 
 
-def key_roles(user: AbstractBaseUser) -> list[str]:
+def key_roles(user: User) -> list[str]:
     """What the person's keys may sign a bundle as, from their groups and permissions now:
     `publish` for an owner of some decision type or a policy owner, `approve` for a reviewer
     of some decision type or a risk reviewer; a superuser both; anyone else (a viewer)
@@ -233,11 +233,11 @@ def key_roles(user: AbstractBaseUser) -> list[str]:
     return granted
 
 
-def _holds_on_some_type(user: AbstractBaseUser, codename: str) -> bool:
+def _holds_on_some_type(user: User, codename: str) -> bool:
     return _types_held(user, codename).exists()
 
 
-def _types_held(user: AbstractBaseUser, codename: str) -> Any:
+def _types_held(user: User, codename: str) -> Any:
     """The decision types on which the person holds the object permission, as the workbench's
     own checks read it (`user.has_perm(perm, decision_type)`): granted to them or a group of
     theirs on that type, every type for a superuser, never a site-wide grant."""
@@ -246,7 +246,7 @@ def _types_held(user: AbstractBaseUser, codename: str) -> Any:
     )
 
 
-def key_types(user: AbstractBaseUser) -> dict[str, list[str]]:
+def key_types(user: User) -> dict[str, list[str]]:
     """The decision types (keys) the person's keys may sign a bundle of, per role, from their
     roles on each type now: `publish` the types they own, `approve` the types they review
     (every type for a superuser). What `key_roles` grants site-wide is not enough: the owner

@@ -15,9 +15,8 @@ import datetime as dt
 import hashlib
 import secrets
 from collections.abc import Iterable
-from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
@@ -112,7 +111,7 @@ def token_create(
     for decision_type in types:
         audit_record(
             actor=actor,
-            action=TOKEN_CREATED,  # type: ignore[arg-type]  (a plain string action)
+            action=TOKEN_CREATED,
             decision_type=decision_type,
             summary=f"Created service token '{token.name}' ({token.prefix}…)",
             changes={"token": token.prefix, "types": [t.key for t in types]},
@@ -138,7 +137,7 @@ def token_revoke(*, actor: Actor, token: ServiceToken) -> ServiceToken:
     for decision_type in token.decision_types.all():
         audit_record(
             actor=actor,
-            action=TOKEN_REVOKED,  # type: ignore[arg-type]
+            action=TOKEN_REVOKED,
             decision_type=decision_type,
             summary=f"Revoked service token '{token.name}' ({token.prefix}…)",
             changes={"token": token.prefix},
@@ -237,7 +236,7 @@ def token_for_user(*, user: Actor, pk: int) -> ServiceToken:
         raise ServiceToken.DoesNotExist("No such token.") from None
 
 
-def types_for_tokens(*, user: AbstractBaseUser | Any) -> QuerySet[DecisionType]:
+def types_for_tokens(*, user: User) -> QuerySet[DecisionType]:
     """The decision types a person may create a token for: those they own."""
     if not user.is_authenticated:
         return DecisionType.objects.none()

@@ -187,10 +187,25 @@ class Compiled:
     def name(self) -> str:
         return self.perturbation["name"] if self.perturbation else ""
 
+    @property
+    def kept_output(self) -> CompileOutput:
+        """The output, which every compile of a sweep made with `keep_models` keeps."""
+        if self.output is None:
+            raise ValueError("This compile's output was let go (keep_models=False).")
+        return self.output
+
+
+@dataclass
+class BaseCompile(Compiled):
+    """A sweep's base, whose input and output every sweep keeps."""
+
+    document: CompileInput
+    output: CompileOutput
+
 
 @dataclass
 class Sweep:
-    base: Compiled
+    base: BaseCompile
     variants: list[Compiled] = field(default_factory=list)
     # The owners' expectations on single perturbations that do not hold, each with its
     # `perturbation` (compiler.relations.expectation_failures).
@@ -256,10 +271,10 @@ def sweep_scenario(
         catalogue=catalogue,
     )
     (base_in, base_out, base_ms, base_result, base_plan, base_json), *variants = seen
-    assert base_out is not None
+    assert base_in is not None and base_out is not None  # the base is always kept
     # The sweep's report already holds the base's slot states (`slot_states(base, document)`).
     result = Sweep(
-        base=Compiled(
+        base=BaseCompile(
             None, base_in, base_out, base_ms, report["base"]["slots"],
             result=base_result, plan_id=base_plan, output_json=base_json,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -20,6 +20,9 @@ from contracts.selectors import current_version
 
 from . import services
 from .models import Corpus, Scenario
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 ATLAS_KEY = contracts_demo.ATLAS.key
 REFUND_KEY = contracts_demo.REFUND_DESK.key
@@ -277,7 +280,7 @@ SCENARIOS = (
 
 
 @transaction.atomic
-def load(out: TextIO, *, queue_runs: bool = True) -> None:
+def load(out: SupportsWrite[str], *, queue_runs: bool = True) -> None:
     """Create the demo corpora and scenarios; queue a first run for a type never run."""
     owner = get_user_model().objects.get(username=contracts_demo.OWNER)
     types = {t.key: t for t in DecisionType.objects.filter(key__in=[ATLAS_KEY, REFUND_KEY])}
@@ -295,20 +298,20 @@ def load(out: TextIO, *, queue_runs: bool = True) -> None:
             )
         corpora[(spec.decision_type, spec.name)] = corpus
     created = 0
-    for spec in SCENARIOS:
-        decision_type = types[spec.decision_type]
-        if Scenario.objects.filter(decision_type=decision_type, name=spec.name).exists():
+    for scenario_spec in SCENARIOS:
+        decision_type = types[scenario_spec.decision_type]
+        if Scenario.objects.filter(decision_type=decision_type, name=scenario_spec.name).exists():
             continue
         services.scenario_create(
             actor=owner,
             decision_type=decision_type,
-            corpus=corpora[(spec.decision_type, spec.corpus)],
-            name=spec.name,
-            description=spec.description,
-            expected_slots=spec.expected_slots,
-            expected_admitted=spec.expected_admitted,
-            expected_rejected=spec.expected_rejected,
-            **spec.request,
+            corpus=corpora[(scenario_spec.decision_type, scenario_spec.corpus)],
+            name=scenario_spec.name,
+            description=scenario_spec.description,
+            expected_slots=scenario_spec.expected_slots,
+            expected_admitted=scenario_spec.expected_admitted,
+            expected_rejected=scenario_spec.expected_rejected,
+            **scenario_spec.request,
         )
         created += 1
     queued = []
@@ -317,6 +320,8 @@ def load(out: TextIO, *, queue_runs: bool = True) -> None:
             if decision_type.suite_runs.exists() or not decision_type.scenarios.exists():
                 continue
             version = current_version(decision_type=decision_type)
+            if version is None:  # no contract yet: nothing to run against
+                continue
             run = services.run_start(actor=owner, version=version)
             queued.append(f"run {run.pk} of {decision_type.key}")
     queued_text = f"; queued {', '.join(queued)} for the worker" if queued else ""

@@ -20,3 +20,12 @@ class ResultJSONField(models.JSONField):
 
     def db_check(self, connection: Any) -> str | None:
         return None
+
+
+def max_length(model: type[models.Model], name: str) -> int:
+    """The length limit of one of `model`'s character fields, for the messages and the
+    truncations that must stay within it."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, models.CharField) or field.max_length is None:
+        raise TypeError(f"{model.__name__}.{name} is not a character field with a length limit.")
+    return field.max_length

@@ -14,7 +14,7 @@ nothing of them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -25,6 +25,9 @@ from compiler.perturb import REFUSED
 from contracts.models import DecisionType
 
 from .expectations import PIN_FIELDS, clean_pins
+
+if TYPE_CHECKING:
+    from .corpus_input import CorpusProblem
 
 # What a slot can read in a stored result, and so what a scenario may expect of it: the
 # compiler's slot states, then `refused` (every slot of a refused compile reads so). The one
@@ -69,6 +72,9 @@ class Archivable(models.Model):
 class Corpus(Archivable):
     """A named pool of candidates for one decision type, with its entity/role directory."""
 
+    # Not stored: what the import service warned about, on the row it returns.
+    warnings: list[CorpusProblem]
+
     decision_type = models.ForeignKey(
         DecisionType, on_delete=models.PROTECT, related_name="corpora"
     )
@@ -95,6 +101,9 @@ class Corpus(Archivable):
 
 class CorpusCandidate(Archivable):
     """One candidate, stored as the compiler's JSON (defaults left out) under its id."""
+
+    # Not stored: what the service that saved it warned about, on the row it returns.
+    warnings: list[CorpusProblem]
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="candidates")
     position = models.PositiveIntegerField(default=0)

@@ -74,7 +74,11 @@ def _scenario_rows(
     position: int,
 ) -> list[dict[str, Any]]:
     """The result rows of one scenario: its base first, then each perturbation."""
-    common = {"run_id": run.pk, "scenario_id": scenario.pk, "scenario_name": scenario.name}
+    common: dict[str, Any] = {
+        "run_id": run.pk,
+        "scenario_id": scenario.pk,
+        "scenario_name": scenario.name,
+    }
     try:
         document = compiling.scenario_input(scenario.request_document(), contract, corpus)
     except InvalidInput as exc:
@@ -93,6 +97,7 @@ def _scenario_rows(
     # scenario fails by, each such failure naming its perturbation.
     rows[0]["expectation_failures"] += swept.expectation_failures
     for offset, variant in enumerate(swept.variants, start=1):
+        assert variant.perturbation is not None  # only the base has none
         rows.append(
             common
             | {
@@ -130,7 +135,7 @@ def _invalid_row(exc: InvalidInput, position: int) -> dict[str, Any]:
 
 
 def _base_row(
-    scenario: Scenario, base: compiling.Compiled, base_sha256: str, position: int
+    scenario: Scenario, base: compiling.BaseCompile, base_sha256: str, position: int
 ) -> dict[str, Any]:
     """The scenario's base compile, checked against its expectations."""
     return {

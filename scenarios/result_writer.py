@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
 
@@ -34,7 +34,8 @@ class ResultWriter:
         as_json = "%s::jsonb" if connection.vendor == "postgresql" else "%s"
         self.sql = "INSERT INTO {} ({}) VALUES ({})".format(
             quote(ScenarioResult._meta.db_table),
-            ", ".join(quote(f.column) for f in fields),
+            # A concrete field always has its column (`Field.concrete` says as much).
+            ", ".join(quote(cast(str, f.column)) for f in fields),
             ", ".join(as_json if _is_json(f) else "%s" for f in fields),
         )
         self.columns = [(f.attname, _is_json(f)) for f in fields]

@@ -125,8 +125,8 @@ class GroupTally:
             group[0] += n
             group[1] = min(group[1], first)
         for states, n in stored["states"]:
-            key = json_text(states)
-            self.states[key] = self.states.get(key, 0) + n
+            text = json_text(states)
+            self.states[text] = self.states.get(text, 0) + n
 
 
 def merged_groups(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:

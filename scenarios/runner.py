@@ -180,7 +180,8 @@ def _finish_if_last(run: SuiteRun, claim: _RunClaim) -> None:
     chunks = SuiteRunChunk.objects.filter(run_id=run.pk)
     if chunks.exclude(status=SuiteRunChunk.Status.FINISHED).exists():
         return
-    summary = _new_totals()
+    # The counts, then the timings worked out from them.
+    summary: dict[str, Any] = dict(_new_totals())
     for totals in chunks.values_list("totals", flat=True):
         for key, value in totals.items():
             summary[key] += value
@@ -299,9 +300,9 @@ def _stored_totals(run: SuiteRun, chunk: SuiteRunChunk, totals: dict[str, int]) 
     rows = run.results.filter(
         position__gte=first, position__lt=(chunk.first + chunk.done) * POSITION_STRIDE
     ).order_by("position")
-    rows = rows.values("position", "perturbation", "result", "expectation_failures", "flips")
-    scenario: list[dict[str, Any]] = []
-    for row in rows.iterator():
+    values = rows.values("position", "perturbation", "result", "expectation_failures", "flips")
+    scenario: list[Mapping[str, Any]] = []
+    for row in values.iterator():
         if not row["perturbation"] and scenario:
             _add_totals(totals, scenario)
             scenario = []

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth import middleware
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http.response import HttpResponseRedirectBase
 from django.shortcuts import resolve_url
 from django.template.defaultfilters import filesizeformat
 from django.utils.datastructures import MultiValueDict
@@ -28,7 +29,10 @@ class LoginRequiredMiddleware(middleware.LoginRequiredMiddleware):
     session ended sends the whole page to the sign-in form (instead of swapping the form
     into a panel), and back to that page afterwards."""
 
-    def handle_no_permission(self, request: HttpRequest, view_func) -> HttpResponse:
+    # The htmx answer is a client-side redirect (200 with HX-Redirect), not an HTTP one.
+    def handle_no_permission(  # type: ignore[override]
+        self, request: HttpRequest, view_func: Callable[..., HttpResponse]
+    ) -> HttpResponseRedirectBase:
         htmx = getattr(request, "htmx", None)
         if not htmx:
             return super().handle_no_permission(request, view_func)

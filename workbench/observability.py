@@ -50,11 +50,17 @@ def signed_in_username(request: HttpRequest) -> str | None:
     return user.get_username() if user.is_authenticated else None
 
 
+class TracedRequest(HttpRequest):
+    """A request once RequestLogMiddleware has given it its id."""
+
+    request_id: str
+
+
 class RequestLogMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: TracedRequest) -> HttpResponse:
         request_id = request_id_from(request)
         request.request_id = request_id
         token = current_request_id.set(request_id)

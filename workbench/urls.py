@@ -4,13 +4,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import catalogue, dashboard, people, propositions
+from .views import catalogue, dashboard
 from .views import editor as views
 from .views import impact as impact_views
 from .views import keys as key_views
 from .views import review as review_views
 from .views import strength as strength_views
 from .views import versions as version_views
+from .views.editor import people, propositions
 
 version = "types/<str:key>/v<int:number>/"
 proposition = version + "propositions/<int:pk>/"
@@ -96,9 +97,9 @@ urlpatterns = [
     path(version + "publish/", review_views.version_publish, name="version_publish"),
     path(version + "retire/", review_views.version_retire, name="version_retire"),
     path(version, views.version_detail, name="version_detail"),
-    path(version + "lint/", views.version_lint, name="version_lint"),
-    path(version + "preview/", views.version_preview, name="version_preview"),
-    path(version + "history/", views.version_history, name="version_history"),
+    path(version + "lint/", views.version_panel, {"panel": "lint"}, name="version_lint"),
+    path(version + "preview/", views.version_panel, {"panel": "preview"}, name="version_preview"),
+    path(version + "history/", views.version_panel, {"panel": "history"}, name="version_history"),
     path(version + "contract.json", views.version_contract_json, name="version_contract_json"),
     path(version + "settings/", views.version_settings, name="version_settings"),
     path(version + "propositions/", propositions.proposition_add, name="proposition_add"),

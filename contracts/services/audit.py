@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.models import AuditAction, AuditEvent, ContractVersion, DecisionType
+from contracts.models import AuditEvent, ContractVersion, DecisionType
 
 from .checks import Actor
 
@@ -12,7 +12,9 @@ from .checks import Actor
 def audit_record(
     *,
     actor: Actor | None,
-    action: AuditAction,
+    # An AuditAction, or an action of an app above this one (scenarios' and publishing's own
+    # enums and names): the column holds any of them.
+    action: str,
     summary: str,
     decision_type: DecisionType | None = None,
     version: ContractVersion | None = None,

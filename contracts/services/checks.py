@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User
 
 from contracts import permissions
 from contracts.permissions import NOT_ALLOWED
 
-Actor = AbstractBaseUser | AnonymousUser
+# Who makes a change: a signed-in account (the project keeps Django's own user model), which
+# the service still checks holds the permission the change needs.
+Actor = User
 
 __all__ = ["NOT_ALLOWED", "STALE_EDIT", "Actor", "EditConflict", "check_lock"]
 

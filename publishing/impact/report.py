@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from django.utils.safestring import SafeString
-
 from compiler import COMPILER_VERSION
 from compiler.canonical import sha256_hex
 from contracts.documents import compiled_contract
@@ -78,7 +76,7 @@ class ImpactReport:
     # What pages print: the same sentences, escaped, every name in its own <bdi> (`shown`).
 
     @cached_property
-    def headline_html(self) -> list[SafeString]:
+    def headline_html(self) -> list[str]:
         return headline_html(self.document)
 
     @cached_property

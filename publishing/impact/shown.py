@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.utils.safestring import SafeString
-
 from contracts.wording import HTML, PLAIN, isolated, said_again
 
 from .scenario_report import problem_text
@@ -22,7 +20,7 @@ from .sentences import admitted_text, failure_text, flip_text, scenario_summary
 from .verdicts import item_widening_text, verdict_headline
 
 
-def headline_html(document: Mapping[str, Any]) -> list[SafeString]:
+def headline_html(document: Mapping[str, Any]) -> list[str]:
     stored = list(document.get("headline", []))
     verdicts = document.get("verdicts") or {}
     try:

@@ -52,7 +52,9 @@ def _queue(decision_type_id: int | None, *, exclude: int | None = None) -> None:
     versions = ContractVersion.objects.filter(status__in=UNDER_REVIEW)
     if decision_type_id is not None:
         versions = versions.filter(decision_type_id=decision_type_id)
-    _queue_versions(set(versions.exclude(pk=exclude).values_list("pk", flat=True)))
+    if exclude is not None:
+        versions = versions.exclude(pk=exclude)
+    _queue_versions(set(versions.values_list("pk", flat=True)))
 
 
 def _queue_versions(ids: set[int]) -> None:

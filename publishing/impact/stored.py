@@ -81,7 +81,7 @@ def ready_report(version: ContractVersion) -> ImpactReport | None:
     """The report as a reviewer sees it, if it is computed; None while it is being computed.
     `ContractInvalid` as `impact_report` raises it."""
     stored = stored_report(version)
-    if stored.status != StoredImpactReport.Status.READY:
+    if stored.status != StoredImpactReport.Status.READY or stored.document is None:
         return None
     return ImpactReport(document=stored.document, sha256=stored.report_sha256)
 

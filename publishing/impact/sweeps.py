@@ -77,7 +77,7 @@ def sweep(
     outcomes = {
         (c.name or BASE): Outcome(
             c.slot_states,
-            frozenset(admitted_in(c.output)),
+            frozenset(admitted_in(c.kept_output)),
             label=(c.flips or {}).get("label", ""),
             operator=(c.perturbation or {}).get("operator", ""),
             verdicts=tuple(v for v in c.verdicts if v["kind"] != "expected"),

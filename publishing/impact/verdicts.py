@@ -85,7 +85,7 @@ def cause_rows(
         operator, proposition, cause = key
         relation = RELATIONS.get(operator)
         scenarios = list(dict.fromkeys(o["scenario"] for o in occurrences))
-        row = {
+        row: dict[str, Any] = {
             "key": list(key),
             "operator": operator,
             "proposition": proposition or None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -121,10 +121,10 @@ def _trusted_keys(data: bytes) -> dict[str, TrustedKey]:
     return signing.trusted_public_keys(new_type=decision_type)
 
 
-def _people(manifest: Manifest) -> dict[str, AbstractBaseUser]:
+def _people(manifest: Manifest) -> dict[str, User]:
     """The author, publisher and approvers, each a person here, by username."""
     users = get_user_model().objects
-    people: dict[str, AbstractBaseUser] = {}
+    people: dict[str, User] = {}
     for username in {manifest.author, manifest.publisher.person, *manifest.approver_names}:
         person = users.filter(username=username).first()
         if person is None:
@@ -133,9 +133,7 @@ def _people(manifest: Manifest) -> dict[str, AbstractBaseUser]:
     return people
 
 
-def _decision_type(
-    manifest: Manifest, *, publisher: AbstractBaseUser, approvers: list[AbstractBaseUser]
-) -> DecisionType:
+def _decision_type(manifest: Manifest, *, publisher: User, approvers: list[User]) -> DecisionType:
     """The bundle's decision type, locked; created if missing, its publisher as owner and
     its approvers as reviewers, so that the type's next bundle is checked against the roles
     this one was admitted with."""
@@ -200,7 +198,7 @@ def _published_version(
     verified: VerifiedBundle,
     *,
     previous: ContractVersion | None,
-    author: AbstractBaseUser,
+    author: User,
 ) -> ContractVersion:
     """The version as the bundle's contract has it, created published (it may coexist with
     a draft of this workbench's own), with its propositions."""

@@ -99,7 +99,10 @@ def violation_justify(
     if not text:
         raise ValidationError({"text": JUSTIFICATION_REQUIRED})
     key = [operator, proposition or "", cause or ""]
-    row = next((v for v in report_for(locked).verdicts["violations"] if v["key"] == key), None)
+    # While the report is being computed there is no violation to justify yet.
+    report = report_for(locked)
+    violations = report.verdicts["violations"] if report is not None else []
+    row = next((v for v in violations if v["key"] == key), None)
     if row is None:
         raise ValidationError(
             NOT_A_VIOLATION.format(

@@ -154,7 +154,7 @@ def _flips(run: SuiteRun) -> Iterator[dict[str, Any]]:
     for name, perturbation, flips in rows.values_list(
         "scenario_name", "perturbation", "flips"
     ).iterator(chunk_size=2000):
-        for flip in flips.get("slots", []):
+        for flip in (flips or {}).get("slots", []):  # never None: filtered out above
             yield {"scenario": name, "perturbation": perturbation, **flip}
 
 

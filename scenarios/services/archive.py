@@ -13,6 +13,7 @@ from django.utils import timezone
 from contracts.models import DecisionType
 from contracts.services import Actor, audit_record
 from scenarios.audit import Action
+from scenarios.fields import max_length
 from scenarios.models import Archivable, Corpus, CorpusCandidate, Scenario
 
 from .base import _require_edit
@@ -36,7 +37,7 @@ def _change_archived(
     archive: bool,
     name: str,
     decision_type: DecisionType,
-    actions: tuple[Action, Action],
+    actions: tuple[str, str],
     label: str,
 ) -> None:
     """Archive or restore one locked row for an owner of its type, and audit it: `actions` are
@@ -95,7 +96,7 @@ def scenario_restore(*, actor: Actor, scenario: Scenario) -> Scenario:
 def _copy_name(scenario: Scenario) -> str:
     """'NAME (copy)', then 'NAME (copy 2)', … : the first not taken, archived ones included
     (names are unique per decision type)."""
-    limit = Scenario._meta.get_field("name").max_length
+    limit = max_length(Scenario, "name")
     taken = set(
         Scenario.objects.filter(decision_type_id=scenario.decision_type_id).values_list(
             "name", flat=True

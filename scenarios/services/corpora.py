@@ -14,6 +14,7 @@ from contracts.models import DecisionType
 from contracts.services import Actor, audit_record
 from scenarios import compiling, selectors
 from scenarios.audit import Action
+from scenarios.fields import max_length
 from scenarios.models import Corpus, CorpusCandidate
 
 from .base import _require_edit
@@ -23,7 +24,7 @@ DUPLICATE_CORPUS = "This decision type already has a corpus named '{name}'."
 ID_TOO_LONG = "An id is at most {limit} characters; this one has {length}."
 CONTROL_CHARACTER = "A name cannot contain control characters such as a line break or a tab."
 
-CANDIDATE_ID_LIMIT = CorpusCandidate._meta.get_field("candidate_id").max_length
+CANDIDATE_ID_LIMIT = max_length(CorpusCandidate, "candidate_id")
 
 
 def corpus_read(data: bytes | str, *, max_bytes: int | None = None) -> Any:

@@ -75,8 +75,8 @@ def runs_prune(*, keep: int | None = None, dry_run: bool = False) -> PruneReport
             report.results += results.count()
             continue
         with transaction.atomic():
-            run = SuiteRun.objects.select_for_update().select_related("version").filter(pk=pk)
-            run = run.exclude(status__in=SuiteRun.ACTIVE).first()
+            locked = SuiteRun.objects.select_for_update().select_related("version").filter(pk=pk)
+            run = locked.exclude(status__in=SuiteRun.ACTIVE).first()
             if run is None:  # requeued or deleted meanwhile
                 continue
             count = 0  # in batches: one statement over 100,000 rows holds too much at once

@@ -21,6 +21,7 @@ from contracts.services import Actor, audit_record
 from scenarios import compiling, tasks
 from scenarios.audit import Action
 from scenarios.expectations import DOCUMENT_KEYS, scenario_fields
+from scenarios.fields import max_length
 from scenarios.models import Corpus, MutationRun, Scenario
 
 from .base import NOT_ALLOWED, _located, can_edit
@@ -56,8 +57,8 @@ PROPOSED_DESCRIPTION = "Proposed by suite-strength run {pk} to catch this mistak
 # The keys of an expectation document a scenario has a field for.
 _PINNABLE = frozenset(DOCUMENT_KEYS.values())
 
-SCENARIO_NAME_LIMIT = Scenario._meta.get_field("name").max_length
-CORPUS_NAME_LIMIT = Corpus._meta.get_field("name").max_length
+SCENARIO_NAME_LIMIT = max_length(Scenario, "name")
+CORPUS_NAME_LIMIT = max_length(Corpus, "name")
 
 
 @transaction.atomic

@@ -285,9 +285,7 @@ def test_proposals_are_visible_to_their_proposer_and_to_managers(
     assert selectors.proposal_for_user(user=catalogue_manager, pk=proposal.pk) == proposal
     assert list(selectors.open_proposals()) == [proposal]
     assert list(selectors.proposals_by(user=other_owner)) == []
-    from django.http import Http404
-
-    with pytest.raises(Http404):
+    with pytest.raises(SourceClassProposal.DoesNotExist):
         selectors.proposal_for_user(user=other_owner, pk=proposal.pk)
 
 

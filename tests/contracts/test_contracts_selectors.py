@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.http import Http404
 from django.test.utils import CaptureQueriesContext
 
 from contracts import selectors, services
-from contracts.models import ContractVersion
+from contracts.models import ContractVersion, DecisionType
 
 pytestmark = pytest.mark.django_db
 
@@ -38,9 +37,9 @@ def test_anonymous_sees_nothing(atlas):
 
 
 def test_a_type_without_permission_is_not_found(atlas, other_owner):
-    with pytest.raises(Http404):
+    with pytest.raises(DecisionType.DoesNotExist):
         selectors.decision_type_for_user(user=other_owner, key=atlas.key)
-    with pytest.raises(Http404):
+    with pytest.raises(DecisionType.DoesNotExist):
         selectors.version_for_user(user=other_owner, key=atlas.key, number=1)
 
 

@@ -1,4 +1,5 @@
-"""The contract editor reads the catalogue once, however many propositions the contract has."""
+"""The contract editor reads the catalogue once, however many propositions the contract has,
+and an edit computes only the fragment it answers with."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from contracts import services
+from contracts import selectors, services
 
 pytestmark = pytest.mark.django_db
 
@@ -51,3 +52,48 @@ def test_the_editor_query_count_does_not_grow_with_the_propositions(
     with_propositions(owner, draft, 14)
     with_fourteen = queries_to_render(as_owner, draft, **headers)
     assert with_fourteen == with_four
+
+
+def edit_proposition_description(client, version) -> tuple[int, object]:
+    """Edit one proposition's description through htmx; its query count and the response."""
+    version.refresh_from_db()
+    proposition = version.propositions.first()
+    url = reverse(
+        "proposition_edit",
+        kwargs={"key": version.decision_type.key, "number": version.number, "pk": proposition.pk},
+    )
+    data = {
+        "lock_version": version.lock_version,
+        "key": proposition.key,
+        "description": f"edited at lock {version.lock_version}",
+        "max_items": proposition.max_items,
+    }
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(url, data, headers=HTMX)
+    assert response.status_code == 200, response.content.decode()
+    return len(queries), response
+
+
+# One edit's queries: the session, the permission checks (the view's and the service's), the
+# lock and the change with its snapshot and audit event, then the editor fragment (the version
+# with its type, the permission that shows the forms, the catalogue, the propositions). The
+# lint, preview and history panels are not among them: they refresh themselves on the
+# contractChanged event the edit sends.
+EDIT_QUERIES = 26
+
+
+def test_an_edit_answers_with_the_editor_fragment_only(as_owner, owner, draft, monkeypatch):
+    with_propositions(owner, draft, 4)
+    edit_proposition_description(as_owner, draft)  # fills the content-type cache
+
+    def not_on_an_edit(**kwargs):
+        raise AssertionError("an edit must not compute the lint, preview or history panels")
+
+    for panel in ("version_lint", "version_preview", "history"):
+        monkeypatch.setattr(selectors, panel, not_on_an_edit)
+    count, response = edit_proposition_description(as_owner, draft)
+    fragment = response.content.decode().strip()
+    assert fragment.startswith('<section id="editor"')
+    assert 'id="lint"' not in fragment and 'id="history"' not in fragment
+    assert "contractChanged" in response["HX-Trigger"]
+    assert count <= EDIT_QUERIES

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from contracts import services
 from contracts.models import ContractVersion, DecisionType
-from workbench.views import people, propositions
+from workbench.views.editor import people, propositions
 
 pytestmark = pytest.mark.django_db
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 
 from compiler.codes import OrderRole
@@ -132,7 +134,8 @@ class AcceptedClassForm(LockForm):
     def __init__(self, *args, class_choices: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # An empty first option: one click on Accept must not add whichever class sorts first.
-        self.fields["class_key"].choices = [("", "choose a class…"), *class_choices]
+        field = cast(forms.ChoiceField, self.fields["class_key"])
+        field.choices = [("", "choose a class…"), *class_choices]
 
 
 class AcceptedClassMoveForm(MoveForm):

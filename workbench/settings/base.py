@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from dj_database_url import DBConfig
 from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -137,11 +138,11 @@ SQLITE_OPTIONS: dict[str, object] = {
 }
 
 
-def with_sqlite_options(database: dict[str, object]) -> dict[str, object]:
+def with_sqlite_options(database: DBConfig) -> DBConfig:
     """`database` with `SQLITE_OPTIONS` added if it is SQLite (options it names win)."""
     if database.get("ENGINE") == "django.db.backends.sqlite3":
         options = database.get("OPTIONS") or {}
-        database["OPTIONS"] = {**SQLITE_OPTIONS, **options}  # type: ignore[dict-item]
+        database["OPTIONS"] = {**SQLITE_OPTIONS, **options}
     return database
 
 

@@ -117,5 +117,6 @@ def load_environment(environ: dict[str, str] | None = None) -> ProductionEnviron
         ) from None
 
 
-def _only_fields(environ: dict[str, str]) -> dict[str, str]:
+def _only_fields(environ: dict[str, str]) -> dict[str, Any]:
+    # Any: the model's fields validate the strings, as they would the process environment's.
     return {k: v for k, v in environ.items() if k in ProductionEnvironment.model_fields}

@@ -14,7 +14,7 @@ ALLOWED_HOSTS = ["*"]
 
 # Hashing is not under test; the default PBKDF2 would dominate the suite's run time.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+AUTH_PASSWORD_VALIDATORS = []
 
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},

@@ -2,7 +2,8 @@
 the layers below:
 
 - `dashboard`, `catalogue` (source classes and proposals);
-- the contract editor: `editor` (the page, its panels and settings), `propositions`, `people`;
+- the contract editor, a package: `editor` (`pages`: the page, its panels and settings;
+  `propositions`; `people`; `fragments`: what they share, its one edit helper);
 - review and publishing: `versions` (history, diff, new draft), `review` (review card, impact
   report, transitions), `keys` (signing keys, bundle download);
 - scenarios: `corpora`, `scenario_pages`, `runs` (suite, run, flip matrix, diffs, coverage),

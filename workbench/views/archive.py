@@ -8,15 +8,16 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from scenarios import selectors, services
 from scenarios.models import CorpusCandidate
+from workbench.http import HtmxRequest
 
+from .helpers import found
 from .helpers import require_edit as _require_edit
-from .not_found import or_404
 
 # Messages tests assert on.
 ARCHIVED = "Archived '{name}': it is hidden from lists and runs; restore it from Archived."
@@ -24,7 +25,7 @@ RESTORED = "Restored '{name}'."
 CLONED = "Cloned as '{name}'."
 
 
-def _act(request: HttpRequest, action: Callable[[], Any], done: str, name: str) -> bool:
+def _act(request: HtmxRequest, action: Callable[[], Any], done: str, name: str) -> bool:
     try:
         action()
     except ValidationError as error:
@@ -37,8 +38,8 @@ def _act(request: HttpRequest, action: Callable[[], Any], done: str, name: str) 
 
 def _scenario_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
-    def view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-        scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+    def view(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+        scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
         _require_edit(request, scenario.decision_type)
         _act(request, lambda: service(actor=request.user, scenario=scenario), done, scenario.name)
         return redirect("scenarios:suite", key=key)
@@ -51,8 +52,8 @@ scenario_restore = _scenario_toggle(services.scenario_restore, RESTORED)
 
 
 @require_POST
-def scenario_clone(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+def scenario_clone(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     try:
         copy = services.scenario_clone(actor=request.user, scenario=scenario)
@@ -66,8 +67,8 @@ def scenario_clone(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 def _corpus_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
-    def view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-        corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
+    def view(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+        corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
         _require_edit(request, corpus.decision_type)
         if _act(request, lambda: service(actor=request.user, corpus=corpus), done, corpus.name):
             return redirect("scenarios:suite", key=key)
@@ -80,8 +81,8 @@ corpus_archive = _corpus_toggle(services.corpus_archive, ARCHIVED)
 corpus_restore = _corpus_toggle(services.corpus_restore, RESTORED)
 
 
-def _candidate(request: HttpRequest, key: str, pk: int, candidate_id: str) -> CorpusCandidate:
-    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
+def _candidate(request: HtmxRequest, key: str, pk: int, candidate_id: str) -> CorpusCandidate:
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
     candidate = corpus.candidates.filter(candidate_id=candidate_id).first()
     if candidate is None:
@@ -91,7 +92,7 @@ def _candidate(request: HttpRequest, key: str, pk: int, candidate_id: str) -> Co
 
 def _candidate_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
-    def view(request: HttpRequest, key: str, pk: int, candidate_id: str) -> HttpResponse:
+    def view(request: HtmxRequest, key: str, pk: int, candidate_id: str) -> HttpResponse:
         candidate = _candidate(request, key, pk, candidate_id)
         act = lambda: service(actor=request.user, candidate=candidate)  # noqa: E731
         _act(request, act, done, candidate.candidate_id)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,8 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from contracts import selectors, services
 from contracts.models import SourceClass, SourceClassProposal
 from workbench import forms
+from workbench.http import HtmxRequest
 
-from .helpers import CONFLICT, FORM_INVALID, form_errors
+from .helpers import CONFLICT, FORM_INVALID, form_errors, found
 
 # Messages tests assert on.
 SOURCE_CLASS_SAVED = "Saved source class '{key}'."
@@ -30,13 +31,13 @@ CATALOGUE_FORM = "workbench/source_class_form.html"
 PROPOSAL_PAGE = "workbench/source_class_proposal.html"
 
 
-def _catalogue_refused(request: HttpRequest, message: str) -> HttpResponse:
+def _catalogue_refused(request: HtmxRequest, message: str) -> HttpResponse:
     """A 403 that says which role the catalogue action needs."""
     return render(request, "workbench/source_class_refused.html", {"message": message}, status=403)
 
 
 @require_GET
-def source_class_list(request: HttpRequest) -> HttpResponse:
+def source_class_list(request: HtmxRequest) -> HttpResponse:
     manager = selectors.can_manage_catalogue(user=request.user)
     return render(
         request,
@@ -52,12 +53,12 @@ def source_class_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _catalogue_values(form: forms.forms.Form) -> dict[str, Any]:
+def _catalogue_values(form: forms.forms.BaseForm) -> dict[str, Any]:
     return {f: form.cleaned_data[f] for f in forms.SourceClassEditForm.Meta.fields}
 
 
 def _catalogue_preview(
-    request: HttpRequest, context: dict[str, Any], *, key: str
+    request: HtmxRequest, context: dict[str, Any], *, key: str
 ) -> HttpResponse | None:
     """Before a change is saved: the page showing what it does, with a confirm button.
     None when the POST is the confirmation. A change that changes nothing is refused."""
@@ -74,7 +75,7 @@ def _catalogue_preview(
 
 
 @require_http_methods(["GET", "POST"])
-def source_class_create(request: HttpRequest) -> HttpResponse:
+def source_class_create(request: HtmxRequest) -> HttpResponse:
     if not selectors.can_manage_catalogue(user=request.user):
         return _catalogue_refused(request, services.CATALOGUE_MANAGERS_ONLY)
     form = forms.SourceClassForm(request.POST if request.method == "POST" else None)
@@ -98,10 +99,10 @@ def source_class_create(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-def source_class_edit(request: HttpRequest, key: str) -> HttpResponse:
+def source_class_edit(request: HtmxRequest, key: str) -> HttpResponse:
     if not selectors.can_manage_catalogue(user=request.user):
         return _catalogue_refused(request, services.CATALOGUE_MANAGERS_ONLY)
-    source_class = selectors.source_class_get(key=key)
+    source_class = found(selectors.source_class_get, key=key)
     context: dict[str, Any] = {
         "source_class": source_class,
         "action": reverse("source_class_edit", kwargs={"key": key}),
@@ -143,11 +144,11 @@ def _source_class_edit_form(source_class: SourceClass) -> forms.SourceClassEditF
 
 
 @require_http_methods(["GET", "POST"])
-def source_class_propose(request: HttpRequest, key: str | None = None) -> HttpResponse:
+def source_class_propose(request: HtmxRequest, key: str | None = None) -> HttpResponse:
     """A policy owner proposes new values for a class (or a new class, without `key`)."""
     if not selectors.can_propose_catalogue_change(user=request.user):
         return _catalogue_refused(request, services.PROPOSERS_ONLY)
-    source_class = selectors.source_class_get(key=key) if key is not None else None
+    source_class = found(selectors.source_class_get, key=key) if key is not None else None
     form_class = forms.SourceClassProposalForm if source_class else forms.NewSourceClassProposalForm
     if request.method == "POST":
         form = form_class(request.POST, instance=SourceClassProposal())
@@ -180,7 +181,7 @@ def source_class_propose(request: HttpRequest, key: str | None = None) -> HttpRe
 
 
 def _render_proposal(
-    request: HttpRequest,
+    request: HtmxRequest,
     proposal: SourceClassProposal,
     *,
     form: forms.ProposalDecisionForm | None = None,
@@ -210,16 +211,16 @@ def _render_proposal(
 
 
 @require_GET
-def source_class_proposal(request: HttpRequest, pk: int) -> HttpResponse:
-    return _render_proposal(request, selectors.proposal_for_user(user=request.user, pk=pk))
+def source_class_proposal(request: HtmxRequest, pk: int) -> HttpResponse:
+    return _render_proposal(request, found(selectors.proposal_for_user, user=request.user, pk=pk))
 
 
 def _decide_proposal(
-    request: HttpRequest, pk: int, decide: Callable[..., SourceClassProposal], done: str
+    request: HtmxRequest, pk: int, decide: Callable[..., SourceClassProposal], done: str
 ) -> HttpResponse:
     if not selectors.can_manage_catalogue(user=request.user):
         return _catalogue_refused(request, services.CATALOGUE_MANAGERS_ONLY)
-    proposal = selectors.proposal_for_user(user=request.user, pk=pk)
+    proposal = found(selectors.proposal_for_user, user=request.user, pk=pk)
     form = forms.ProposalDecisionForm(request.POST)
     if not form.is_valid():
         return _render_proposal(request, proposal, form=form, status=FORM_INVALID)
@@ -236,7 +237,7 @@ def _decide_proposal(
 
 
 @require_POST
-def source_class_proposal_accept(request: HttpRequest, pk: int) -> HttpResponse:
+def source_class_proposal_accept(request: HtmxRequest, pk: int) -> HttpResponse:
     """Accept from the proposal page, which shows the impact: the form carries `confirm`."""
 
     def accept(proposal: SourceClassProposal, data: dict[str, Any]) -> SourceClassProposal:
@@ -253,7 +254,7 @@ def source_class_proposal_accept(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-def source_class_proposal_reject(request: HttpRequest, pk: int) -> HttpResponse:
+def source_class_proposal_reject(request: HtmxRequest, pk: int) -> HttpResponse:
     def reject(proposal: SourceClassProposal, data: dict[str, Any]) -> SourceClassProposal:
         return services.source_class_proposal_reject(
             actor=request.user, proposal=proposal, note=data["note"]

@@ -7,7 +7,7 @@ import re
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
@@ -15,10 +15,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 from scenarios import selectors, services
 from scenarios.compiling import CorpusInvalid
 from workbench.forms import scenarios as forms
+from workbench.http import HtmxRequest
 
 from .helpers import form_errors as _form_errors
+from .helpers import found
 from .helpers import require_edit as _require_edit
-from .not_found import or_404
 from .scenario_common import _lock, _template, _warn
 
 # Messages tests assert on.
@@ -33,8 +34,8 @@ UNSAFE_IN_FILENAME = re.compile(r'[\x00-\x1f\x7f-\x9f"\\/\s]+')
 
 
 @require_http_methods(["GET", "POST"])
-def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+def corpus_import(request: HtmxRequest, key: str) -> HttpResponse:
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     _require_edit(request, decision_type)
     problems = []
     status = 200
@@ -68,8 +69,8 @@ def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
+def corpus_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
@@ -83,8 +84,8 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 
 @require_GET
-def corpus_export(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
+def corpus_export(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     response = JsonResponse(selectors.corpus_export(corpus=corpus), json_dumps_params={"indent": 2})
     response["Content-Disposition"] = content_disposition_header(
         True, _download_name(f"{corpus.decision_type.key}-{corpus.name}.json")
@@ -101,9 +102,9 @@ def _download_name(name: str) -> str:
 
 @require_http_methods(["GET", "POST"])
 def candidate_edit(
-    request: HttpRequest, key: str, pk: int, candidate_id: str | None = None
+    request: HtmxRequest, key: str, pk: int, candidate_id: str | None = None
 ) -> HttpResponse:
-    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
+    corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
     known = selectors.known_values(decision_type=corpus.decision_type, corpus=corpus)
     existing = None

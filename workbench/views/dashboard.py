@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from contracts import selectors, services
 from workbench import forms
+from workbench.http import HtmxRequest
 
 from .helpers import FORM_INVALID, form_errors
 
@@ -19,7 +20,7 @@ DECISION_TYPE_CREATED = "Created '{key}' with an empty draft, version 1."
 
 
 @require_GET
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: HtmxRequest) -> HttpResponse:
     return render(
         request,
         "workbench/dashboard.html",
@@ -32,7 +33,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-def decision_type_create(request: HttpRequest) -> HttpResponse:
+def decision_type_create(request: HtmxRequest) -> HttpResponse:
     if not request.user.has_perm("contracts.add_decisiontype"):
         raise PermissionDenied(services.NOT_ALLOWED)
     form = forms.DecisionTypeForm(request.POST if request.method == "POST" else None)

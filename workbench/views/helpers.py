@@ -4,14 +4,16 @@ tells the panels the contract changed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django_htmx.http import trigger_client_event
 
 from contracts import permissions
+from workbench.http import HtmxRequest
 
 # Invalid input answers 422 with the errors inline, a stale form 409 with the current state;
 # htmx is configured in base.html to swap both.
@@ -22,7 +24,19 @@ CONFLICT = 409
 CHANGED_EVENT = "contractChanged"
 
 
-def page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
+def found[**P, T](lookup: Callable[P, T | None], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """What a selector looked up, or 404: selectors say "not there" with the model's
+    DoesNotExist (or None) and leave the HTTP answer to the view."""
+    try:
+        value = lookup(*args, **kwargs)
+    except ObjectDoesNotExist as missing:
+        raise Http404(str(missing)) from None
+    if value is None:
+        raise Http404(f"Nothing found by {lookup.__name__}.")
+    return value
+
+
+def page_or_partial(request: HtmxRequest, template: str, partial: str) -> str:
     """One template per page: htmx gets the named partial it swaps, a plain request the page."""
     return f"{template}#{partial}" if request.htmx else template
 
@@ -53,17 +67,17 @@ def changed(response: HttpResponse) -> HttpResponse:
     return response
 
 
-def require_edit(request: HttpRequest, decision_type: Any) -> None:
+def require_edit(request: HtmxRequest, decision_type: Any) -> None:
     """403 unless the signed-in person may edit the decision type (`contracts.permissions`)."""
     permissions.require_edit(request.user, decision_type)
 
 
-def require_permission(request: HttpRequest, decision_type: Any, perm: str) -> None:
+def require_permission(request: HtmxRequest, decision_type: Any, perm: str) -> None:
     """403 unless the person holds `perm` (`roles.EDIT`, `roles.REVIEW`) on the type."""
     if not request.user.has_perm(f"contracts.{perm}", decision_type):
         raise PermissionDenied(permissions.NOT_ALLOWED)
 
 
-def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+def bad_request(request: HtmxRequest, exception: Exception) -> HttpResponse:
     """handler400: say which parameter was wrong (Django's default page says nothing)."""
     return render(request, "400.html", {"message": str(exception)}, status=400)

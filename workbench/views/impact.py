@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -19,7 +19,9 @@ from contracts.models import ContractVersion
 from publishing import review
 from publishing.replay import may_replay, recorded_decisions
 from workbench.forms.review import JustifyForm
+from workbench.http import HtmxRequest
 
+from .helpers import found
 from .review import report_waiting, require_role, review_context
 
 JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
@@ -27,15 +29,15 @@ REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed ag
 
 
 @require_GET
-def version_impact(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_impact(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The impact report: what a reviewer reads before deciding (anyone who can see the type
     may read it; only a reviewer gets the approve button under it)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     return _render_impact(request, version)
 
 
 def _render_impact(
-    request: HttpRequest, version: ContractVersion, *, errors: list[str] | None = None
+    request: HtmxRequest, version: ContractVersion, *, errors: list[str] | None = None
 ) -> HttpResponse:
     try:
         report = review.report_for(version)
@@ -67,13 +69,13 @@ def _render_impact(
 
 
 @require_POST
-def version_justify(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_justify(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """An owner records why a violation of the impact report is acceptable."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_role(request, version, review.SUBMIT)
     form = JustifyForm(request.POST)
     if not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        errors = [f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()]
         return _render_impact(request, version, errors=errors)
     try:
         review.violation_justify(actor=request.user, version=version, **form.cleaned_data)
@@ -83,15 +85,15 @@ def version_justify(request: HttpRequest, key: str, number: int) -> HttpResponse
     return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
 
 
-def _may_retry(request: HttpRequest, version: ContractVersion) -> bool:
+def _may_retry(request: HtmxRequest, version: ContractVersion) -> bool:
     """Who waits on the report may ask for it again: its owners and its reviewers."""
     return any(review.permitted(request.user, version, a) for a in (review.SUBMIT, review.APPROVE))
 
 
 @require_POST
-def version_impact_retry(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_impact_retry(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """Compute again a report that failed for good (`review.report_retry`)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if not _may_retry(request, version):
         raise PermissionDenied(services.NOT_ALLOWED)
     try:

@@ -6,13 +6,16 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from compiler.keys import KEY_SET_FILE
 from contracts import selectors
 from publishing import review, signing, tokens
+from workbench.http import HtmxRequest
+
+from .helpers import found
 
 # Messages tests assert on.
 KEY_CREATED = "Your signing key is {key_id}."
@@ -24,8 +27,8 @@ KEY_RETIRE_UNCONFIRMED = (
 
 
 @require_GET
-def version_bundle(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+def version_bundle(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     bundle = review.version_bundle(version)
     if bundle is None:
         raise Http404(review.NO_BUNDLE.format(number=number))
@@ -36,10 +39,10 @@ def version_bundle(request: HttpRequest, key: str, number: int) -> HttpResponse:
 
 
 @require_GET
-def version_key_set(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_key_set(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The key set (keys.json) of the keys that signed the type's bundles, narrowed to this
     type: with the bundle, all `python -m compiler verify-bundle` needs (`--public-key`)."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if review.version_bundle(version) is None:
         raise Http404(review.NO_BUNDLE.format(number=number))
     response = HttpResponse(
@@ -50,12 +53,12 @@ def version_key_set(request: HttpRequest, key: str, number: int) -> HttpResponse
 
 
 @require_GET
-def signing_keys(request: HttpRequest) -> HttpResponse:
+def signing_keys(request: HtmxRequest) -> HttpResponse:
     """Every known public key, with its owner and id: what a verifier must trust."""
     return _keys_page(request)
 
 
-def _keys_page(request: HttpRequest, *, refused: str = "", status: int = 200) -> HttpResponse:
+def _keys_page(request: HtmxRequest, *, refused: str = "", status: int = 200) -> HttpResponse:
     context = {
         "keys": signing.all_keys(),
         "mine": signing.active_key(request.user),
@@ -68,7 +71,7 @@ def _keys_page(request: HttpRequest, *, refused: str = "", status: int = 200) ->
 
 
 @require_POST
-def signing_key_create(request: HttpRequest) -> HttpResponse:
+def signing_key_create(request: HtmxRequest) -> HttpResponse:
     """A signed-in person registers their own public key, made in this browser (signing.js)
     or with `evidence-compiler keygen`; a current key is rotated out, only when the person
     ticked that they understand it retires that key. Only who publishes or
@@ -97,7 +100,7 @@ def signing_key_create(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def signing_key_revoke(request: HttpRequest) -> HttpResponse:
+def signing_key_revoke(request: HtmxRequest) -> HttpResponse:
     """A person revokes one of their own keys (superusers anyone's)."""
     key = signing.key_by_id(request.POST.get("key_id", ""))
     if key is None or not (key.user_id == request.user.pk or request.user.is_superuser):

@@ -21,7 +21,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError, IntegrityError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -39,8 +39,9 @@ from workbench.forms.review import (
     RequestChangesForm,
     RetireForm,
 )
+from workbench.http import HtmxRequest
 
-from .helpers import CHANGED_EVENT
+from .helpers import CHANGED_EVENT, found
 from .keys import KEY_CREATED  # noqa: F401 - its old home; tests read it as review_views.X
 from .statements import report_or_none, statements_to_sign
 
@@ -71,7 +72,7 @@ def lost_race(error: DatabaseError) -> bool:
 # --------------------------------------------------------------------------- context
 
 
-def require_role(request: HttpRequest, version: ContractVersion, action: str) -> None:
+def require_role(request: HtmxRequest, version: ContractVersion, action: str) -> None:
     """The action's own role (`review.ACTIONS`), asked before any form is read."""
     if not review.permitted(request.user, version, action):
         raise PermissionDenied(services.NOT_ALLOWED)
@@ -93,7 +94,7 @@ def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:
 
 
 def review_context(
-    request: HttpRequest,
+    request: HtmxRequest,
     version: ContractVersion,
     *,
     errors: list[str] | None = None,
@@ -167,7 +168,7 @@ def _warnings(version: ContractVersion) -> list[str]:
 
 
 def _render_review(
-    request: HttpRequest, version: ContractVersion, *, status: int = 200, **extra: Any
+    request: HtmxRequest, version: ContractVersion, *, status: int = 200, **extra: Any
 ) -> HttpResponse:
     version.refresh_from_db()
     context = review_context(request, version, **extra)
@@ -181,22 +182,22 @@ def _review_url(version: ContractVersion) -> str:
     )
 
 
-def _transition(
-    request: HttpRequest,
+def _transition[Result](
+    request: HtmxRequest,
     key: str,
     number: int,
     *,
     action: str,
     form_class: type[forms.Form] | None,
-    act: Callable[[ContractVersion, dict[str, Any]], object],
-    done: Callable[[ContractVersion, object], str],
+    act: Callable[[ContractVersion, dict[str, Any]], Result],
+    done: Callable[[ContractVersion, Result], str],
 ) -> HttpResponse:
     """Permission, form, action, answer: the shape of every button."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_role(request, version, action)
     form = form_class(request.POST) if form_class is not None else None
     if form is not None and not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        errors = [f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()]
         extra: dict[str, Any] = {"errors": errors}
         if isinstance(form, RequestChangesForm):
             extra["changes_form"] = form
@@ -224,8 +225,8 @@ def _transition(
 
 
 @require_GET
-def version_review(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+def version_review(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     return _render_review(request, version)
 
 
@@ -242,7 +243,7 @@ def report_waiting(version: ContractVersion) -> tuple[str, str]:
 
 
 @require_POST
-def version_submit(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_submit(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     return _transition(
         request,
         key,
@@ -257,7 +258,7 @@ def version_submit(request: HttpRequest, key: str, number: int) -> HttpResponse:
 
 
 @require_POST
-def version_withdraw(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_withdraw(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     def act(version: ContractVersion, data: dict[str, Any]) -> object:
         return review.version_withdraw(
             actor=request.user, version=version, expected_lock_version=data["lock_version"]
@@ -275,7 +276,7 @@ def version_withdraw(request: HttpRequest, key: str, number: int) -> HttpRespons
 
 
 @require_POST
-def version_approve(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_approve(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     return _transition(
         request,
         key,
@@ -295,7 +296,7 @@ def version_approve(request: HttpRequest, key: str, number: int) -> HttpResponse
 
 
 @require_POST
-def version_request_changes(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_request_changes(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     return _transition(
         request,
         key,
@@ -310,8 +311,8 @@ def version_request_changes(request: HttpRequest, key: str, number: int) -> Http
 
 
 @require_POST
-def version_publish(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    def act(version: ContractVersion, data: dict[str, Any]) -> object:
+def version_publish(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    def act(version: ContractVersion, data: dict[str, Any]) -> Bundle:
         return review.version_publish(
             actor=request.user,
             version=version,
@@ -334,7 +335,7 @@ def version_publish(request: HttpRequest, key: str, number: int) -> HttpResponse
 
 
 @require_POST
-def version_retire(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_retire(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     def act(version: ContractVersion, data: dict[str, Any]) -> object:
         return review.version_retire(
             actor=request.user,

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -15,8 +15,9 @@ from django_htmx.http import HTMX_STOP_POLLING
 
 from scenarios import selectors, services
 from workbench.forms import scenarios as forms
+from workbench.http import HtmxRequest
 
-from .not_found import or_404
+from .helpers import found
 from .scenario_common import _template
 
 # Messages tests assert on.
@@ -25,14 +26,14 @@ SHOWN_VERDICTS = ("violation", "finding")
 
 
 @require_GET
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: HtmxRequest) -> HttpResponse:
     decision_types = selectors.decision_types_with_counts(user=request.user)
     return render(request, "scenarios/index.html", {"decision_types": decision_types})
 
 
 @require_GET
-def suite(request: HttpRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+def suite(request: HtmxRequest, key: str) -> HttpResponse:
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     runs = list(selectors.runs(decision_type=decision_type))
     context = {
         "decision_type": decision_type,
@@ -50,20 +51,20 @@ def suite(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
-def run_start(request: HttpRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+def run_start(request: HtmxRequest, key: str) -> HttpResponse:
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     if not services.can_run(request.user, decision_type):
         raise PermissionDenied(services.NOT_ALLOWED)
     form = forms.RunForm(request.POST, decision_type=decision_type)
     if not form.is_valid():
         messages.error(request, "Choose a version to run against.")
         return redirect("scenarios:suite", key=key)
-    version = or_404(
+    version = found(
         selectors.version_for, decision_type=decision_type, number=form.cleaned_data["version"]
     )
     scenario = None
     if form.cleaned_data.get("scenario"):
-        scenario = or_404(
+        scenario = found(
             selectors.scenario_for_user,
             user=request.user,
             key=key,
@@ -79,8 +80,8 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    run = or_404(selectors.run_for_user, user=request.user, key=key, pk=pk)
+def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
@@ -123,7 +124,7 @@ def _page_number(value: str | None) -> int:
     return int(value) if value and value.isdigit() and int(value) > 0 else 1
 
 
-def _page_links(request: HttpRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
+def _page_links(request: HtmxRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
     """The URLs of the previous and next pages of detail rows (other parameters kept) and the
     next page's rows alone (what the lazy-loading row fetches)."""
     if matrix is None:
@@ -164,9 +165,9 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 
 
 @require_GET
-def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def run_report(request: HtmxRequest, key: str, pk: int) -> StreamingHttpResponse:
     """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
-    run = or_404(selectors.run_for_user, user=request.user, key=key, pk=pk)
+    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     # Streamed: a large run's report is written as its rows are read.
     return StreamingHttpResponse(
         selectors.run_report_stream(run=run), content_type="application/json"
@@ -174,8 +175,8 @@ def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 
 @require_GET
-def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    run = or_404(selectors.run_for_user, user=request.user, key=key, pk=pk)
+def run_coverage(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.coverage_matrix(run=run)
     context = {
         "decision_type": run.decision_type,
@@ -188,8 +189,8 @@ def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 
 @require_GET
-def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
-    result = or_404(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
+def result_packet(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+    result = found(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
     context = {
         "decision_type": result.run.decision_type,
         "run": result.run,
@@ -200,8 +201,8 @@ def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpR
 
 
 @require_GET
-def result_diff(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
-    result = or_404(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
+def result_diff(request: HtmxRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
+    result = found(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
     diff = selectors.result_diff(result=result, focus=request.GET.get("proposition"))
     context = {"decision_type": result.run.decision_type, "run": result.run, "diff": diff}
     return render(request, _template(request, "diff", "diff"), context)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest
+
+from workbench.http import HtmxRequest
 
 from .helpers import page_or_partial
 
@@ -17,11 +18,11 @@ WARNING = "Warning: {warning}"
 NO_LOCK = -1
 
 
-def _template(request: HttpRequest, page: str, partial: str) -> str:
+def _template(request: HtmxRequest, page: str, partial: str) -> str:
     return page_or_partial(request, f"scenarios/{page}.html", partial)
 
 
-def _warn(request: HttpRequest, warnings: list[Any]) -> None:
+def _warn(request: HtmxRequest, warnings: list[Any]) -> None:
     """Saved, but with values the catalogue or the contract does not know: say where."""
     for warning in warnings:
         messages.warning(request, WARNING.format(warning=warning))

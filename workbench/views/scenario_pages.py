@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -19,10 +19,11 @@ from contracts.documents import contract_document
 from scenarios import selectors, services
 from scenarios.models import Scenario
 from workbench.forms import scenarios as forms
+from workbench.http import HtmxRequest
 
 from .helpers import form_errors as _form_errors
+from .helpers import found
 from .helpers import require_edit as _require_edit
-from .not_found import or_404
 from .parameters import int_parameter
 from .scenario_common import _lock, _template, _warn
 
@@ -39,16 +40,16 @@ DEFAULT_TOP_K = 5
 
 def _propositions(decision_type: Any) -> list[str]:
     """The propositions of the version the editor shows: the slots a scenario can expect."""
-    version = or_404(selectors.version_for, decision_type=decision_type, number=None)
+    version = found(selectors.version_for, decision_type=decision_type, number=None)
     return [p["key"] for p in contract_document(version)["propositions"]]
 
 
 @require_http_methods(["GET", "POST"])
-def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+def scenario_edit(request: HtmxRequest, key: str, pk: int | None = None) -> HttpResponse:
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     _require_edit(request, decision_type)
     scenario = (
-        or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+        found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
         if pk is not None
         else None
     )
@@ -108,9 +109,9 @@ def _expectations_token(expectations: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(expectations, sort_keys=True).encode()).hexdigest()
 
 
-def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | None) -> dict:
+def _scenario_context(request: HtmxRequest, scenario: Scenario, number: int | None) -> dict:
     decision_type = scenario.decision_type
-    version = or_404(selectors.version_for, decision_type=decision_type, number=number)
+    version = found(selectors.version_for, decision_type=decision_type, number=number)
     context: dict[str, Any] = {
         "decision_type": decision_type,
         "scenario": scenario,
@@ -133,15 +134,15 @@ def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | No
 
 
 @require_GET
-def scenario_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+def scenario_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     context = _scenario_context(request, scenario, int_parameter(request.GET, "version"))
     return render(request, _template(request, "scenario", "result"), context)
 
 
 @require_POST
-def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+def scenario_take_expected(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     number = int_parameter(request.POST, "version")
     context = _scenario_context(request, scenario, number)
@@ -173,12 +174,10 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
 
 
 @require_GET
-def scenario_compare(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
-    version = or_404(
-        selectors.version_for,
-        decision_type=scenario.decision_type,
-        number=int_parameter(request.GET, "version"),
+def scenario_compare(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    scenario = found(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+    version = selectors.version_for(
+        decision_type=scenario.decision_type, number=int_parameter(request.GET, "version")
     )
     top_k = max(1, min(int_parameter(request.GET, "top_k") or DEFAULT_TOP_K, 100))
     context: dict[str, Any] = {

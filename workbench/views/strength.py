@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -19,9 +19,9 @@ from contracts import selectors as contract_selectors
 from contracts.models import ContractVersion
 from scenarios import selectors, services
 from workbench.forms.scenarios import ProposalForm
+from workbench.http import HtmxRequest
 
-from .helpers import FORM_INVALID, page_or_partial, require_edit
-from .not_found import or_404
+from .helpers import FORM_INVALID, found, page_or_partial, require_edit
 
 # Messages tests assert on.
 STRENGTH_QUEUED = "Suite strength of version {number} is being computed."
@@ -33,13 +33,13 @@ TEMPLATE = "scenarios/strength.html"
 
 
 @require_GET
-def version_strength(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
+def version_strength(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    version = found(contract_selectors.version_for_user, user=request.user, key=key, number=number)
     return _render(request, version)
 
 
 def _render(
-    request: HttpRequest,
+    request: HtmxRequest,
     version: ContractVersion,
     *,
     errors: list[str] | None = None,
@@ -71,8 +71,8 @@ def _page(version: ContractVersion, anchor: str = "") -> str:
 
 
 @require_POST
-def version_strength_start(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
+def version_strength_start(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    version = found(contract_selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     try:
         run = services.mutation_run_start(actor=request.user, version=version)
@@ -85,16 +85,16 @@ def version_strength_start(request: HttpRequest, key: str, number: int) -> HttpR
 
 
 @require_POST
-def version_strength_add(request: HttpRequest, key: str, number: int) -> HttpResponse:
+def version_strength_add(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """ "Add this scenario": the proposal of a surviving mutant of one of the version's runs
     becomes a scenario (`services.proposal_add`)."""
-    version = contract_selectors.version_for_user(user=request.user, key=key, number=number)
+    version = found(contract_selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     form = ProposalForm(request.POST)
     if not form.is_valid():
-        errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
+        errors = [f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()]
         return _render(request, version, errors=errors, status=FORM_INVALID)
-    run = or_404(selectors.mutation_run_of, version=version, pk=form.cleaned_data["run"])
+    run = found(selectors.mutation_run_of, version=version, pk=form.cleaned_data["run"])
     try:
         scenario, unpinned = services.proposal_add(
             actor=request.user, run=run, mutant_key=form.cleaned_data["mutant"]

@@ -14,20 +14,24 @@ import base64
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from compiler.contract_tests import InvalidTestFiles
 from contracts import selectors
+from contracts.models import DecisionType
 from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
+from workbench.http import HtmxRequest
 
-from .not_found import or_404
+from .helpers import found
 from .parameters import int_parameter
 
 TEMPLATE = "publishing/tokens.html"
@@ -38,21 +42,25 @@ REVOKED = "Token {prefix}… is revoked: calls with it now answer 401."
 REPLAY_QUEUED = "The recorded decisions are being replayed against version {number}."
 
 
+class _DecisionTypesField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: DecisionType) -> str:
+        return f"{obj.key} — {obj.title}"
+
+
 class TokenForm(forms.Form):
     name = forms.CharField(max_length=120, help_text="Which service uses it, e.g. retrieval-eu.")
-    decision_types = forms.ModelMultipleChoiceField(
+    decision_types = _DecisionTypesField(
         queryset=None, widget=forms.CheckboxSelectMultiple,
         help_text="The decision types it may read bundles of and post receipts for.",
     )  # fmt: skip
 
-    def __init__(self, *args, user, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        field = self.fields["decision_types"]
-        field.queryset = tokens.types_for_tokens(user=user)  # type: ignore[attr-defined]
-        field.label_from_instance = lambda t: f"{t.key} — {t.title}"  # type: ignore[attr-defined]
+        field = cast(_DecisionTypesField, self.fields["decision_types"])
+        field.queryset = tokens.types_for_tokens(user=user)
 
 
-def _page(request: HttpRequest, form: TokenForm, *, secret: str = "", status: int = 200):
+def _page(request: HtmxRequest, form: TokenForm, *, secret: str = "", status: int = 200):
     context = {
         "form": form,
         "tokens": tokens.tokens_with_standing(user=request.user),
@@ -65,7 +73,7 @@ def _page(request: HttpRequest, form: TokenForm, *, secret: str = "", status: in
 
 
 @require_http_methods(["GET", "POST"])
-def token_list(request: HttpRequest) -> HttpResponse:
+def token_list(request: HtmxRequest) -> HttpResponse:
     if request.method == "GET":
         return _page(request, TokenForm(user=request.user))
     if not tokens.types_for_tokens(user=request.user).exists():
@@ -89,8 +97,8 @@ def token_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
-    token = or_404(tokens.token_for_user, user=request.user, pk=pk)
+def token_revoke(request: HtmxRequest, pk: int) -> HttpResponse:
+    token = found(tokens.token_for_user, user=request.user, pk=pk)
     try:
         tokens.token_revoke(actor=request.user, token=token)
     except ValidationError as error:
@@ -102,8 +110,8 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-def recorded_decisions_replay(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+def recorded_decisions_replay(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     if not replay.may_replay(request.user, version):
         raise PermissionDenied
     replay.replay_start(actor=request.user, version=version)
@@ -112,13 +120,13 @@ def recorded_decisions_replay(request: HttpRequest, key: str, number: int) -> Ht
 
 
 @require_GET
-def contract_tests_zip(request: HttpRequest, key: str) -> HttpResponse:
+def contract_tests_zip(request: HtmxRequest, key: str) -> HttpResponse:
     """The type's contract tests as a zip of the directory `evidence-compiler test` runs: of
     the version `?version=N` names (404 when it has none), else of the current version."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     number = int_parameter(request.GET, "version")
     version = (
-        selectors.version_for_user(user=request.user, key=key, number=number)
+        found(selectors.version_for_user, user=request.user, key=key, number=number)
         if number is not None
         else None
     )
@@ -135,11 +143,11 @@ IMPORTED = "Imported the contract tests: {count} change(s) written."
 
 
 @require_http_methods(["GET", "POST"])
-def contract_tests_import(request: HttpRequest, key: str) -> HttpResponse:
+def contract_tests_import(request: HtmxRequest, key: str) -> HttpResponse:
     """Upload a zip, read the plan; confirm (the zip comes back in the form, base64) to
     apply it: the draft's contract and the suite. The plan's sha256 must still hold when
     confirmed (409 otherwise)."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     if not selectors.can_edit(user=request.user, decision_type=decision_type):
         raise PermissionDenied
     context: dict[str, object] = {"decision_type": decision_type}

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -16,7 +16,9 @@ from contracts import selectors, services
 from contracts.documents import contract_document
 from publishing import review
 from publishing.impact import contract_changes
+from workbench.http import HtmxRequest
 
+from .helpers import found
 from .parameters import int_parameter
 from .review import LOST_RACE, lost_race
 
@@ -26,8 +28,8 @@ BAD_DIFF = "Choose two versions of this decision type to compare."
 
 
 @require_GET
-def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+def decision_type_versions(request: HtmxRequest, key: str) -> HttpResponse:
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     versions = list(
         decision_type.versions.select_related("created_by", "parent").order_by("-number")
     )
@@ -44,10 +46,10 @@ def decision_type_versions(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def version_diff(request: HttpRequest, key: str) -> HttpResponse:
+def version_diff(request: HtmxRequest, key: str) -> HttpResponse:
     """The structural diff between any two versions (`?from=N&to=M`; by default the latest
     version against the one it was started from)."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     versions = list(decision_type.versions.order_by("-number"))
     by_number = {v.number: v for v in versions}
     to_number, from_number = int_parameter(request.GET, "to"), int_parameter(request.GET, "from")
@@ -77,10 +79,10 @@ def version_diff(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
-def version_start_draft(request: HttpRequest, key: str) -> HttpResponse:
+def version_start_draft(request: HtmxRequest, key: str) -> HttpResponse:
     """The way to change a frozen (published, superseded, retired) contract: a new draft
     copied from the latest version. Refused, with the reason, while a version is open."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     if not selectors.can_edit(user=request.user, decision_type=decision_type):
         raise PermissionDenied(services.NOT_ALLOWED)
     try:

@@ -1,10 +1,8 @@
-"""The contract editor: a decision type's current version, its propositions and settings,
-the lint, preview and history panels, and the people who hold a role on the type.
+"""What the editor's views share: the context of each fragment, rendering the page or one
+fragment of it, and `edit`, the one way a view applies a change and answers.
 
 The editor is one template, `contracts/decision_type.html`, whose fragments are named
-partials: an htmx request gets only the fragment it swaps, a plain request the whole page, so
-every page works without JavaScript. Permission is checked here and in the selectors, never
-only in a template: a client can ask for any fragment directly.
+partials: an htmx request gets only the fragment it swaps, a plain request the whole page.
 """
 
 from __future__ import annotations
@@ -14,36 +12,33 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django import forms as django_forms
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
 
 from contracts import selectors, services
 from contracts.models import ContractVersion, DecisionType, Proposition, SourceClass
 from workbench import forms
-
-from .helpers import (
+from workbench.http import HtmxRequest
+from workbench.views.helpers import (
     CONFLICT,
     FORM_INVALID,
     changed,
     error_messages,
     form_errors,
     page_or_partial,
-    require_edit,
 )
 
 EDITOR_TEMPLATE = "contracts/decision_type.html"
 
-# Messages tests assert on.
+# The panels that refresh themselves on the contractChanged event an edit sends.
+PANELS = frozenset({"lint", "preview", "history"})
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def _class_choices(
+def class_choices(
     catalogue: Iterable[SourceClass], exclude: list[str] | tuple[str, ...] = ()
 ) -> list[tuple[str, str]]:
     """The classes a proposition may still accept, from a catalogue the caller read once."""
@@ -90,7 +85,7 @@ def _panels_context(version: ContractVersion, history_page: str | None = None) -
 
 
 def _editor_context(
-    request: HttpRequest,
+    request: HtmxRequest,
     version: ContractVersion,
     *,
     editing: tuple[int, forms.PropositionForm] | None = None,
@@ -113,7 +108,7 @@ def _editor_context(
             classes=[AcceptedClass(k, catalogue.get(k)) for k in proposition.accepted_classes],
             accept_form=forms.AcceptedClassForm(
                 initial=lock,
-                class_choices=_class_choices(catalogue.values(), proposition.accepted_classes),
+                class_choices=class_choices(catalogue.values(), proposition.accepted_classes),
             ),
         )
         if accept_form and accept_form[0] == proposition.pk:
@@ -132,16 +127,18 @@ def _editor_context(
         "lock_version": version.lock_version,
         "rows": rows,
         "add_form": add_form
-        or forms.PropositionAddForm(initial=lock, class_choices=_class_choices(catalogue.values())),
+        or forms.PropositionAddForm(initial=lock, class_choices=class_choices(catalogue.values())),
         "settings_form": settings_form or forms.SettingsForm.for_version(version),
         "errors": errors or [],
         "conflict": conflict,
-        "can_start_draft": selectors.can_start_draft(user=request.user, version=version),
+        # Only a read-only editor offers a new draft: an editable one asks nothing more.
+        "can_start_draft": not editable
+        and selectors.can_start_draft(user=request.user, version=version),
     }
 
 
 def _people_context(
-    request: HttpRequest,
+    request: HtmxRequest,
     decision_type: DecisionType,
     access_form: forms.AccessForm | None = None,
     people_errors: list[str] | None = None,
@@ -156,25 +153,24 @@ def _people_context(
     }
 
 
-PANELS = {"lint", "preview", "history"}
-
-
-def _render_version(
-    request: HttpRequest,
+def render_version(
+    request: HtmxRequest,
     version: ContractVersion,
-    partial: str = "editor",
+    fragment: str = "editor",
     *,
     status: int = 200,
     access_form: forms.AccessForm | None = None,
     people_errors: list[str] | None = None,
     **editor: Any,
 ) -> HttpResponse:
-    """The whole page, or for htmx only the named partial, built from fresh rows."""
-    version.refresh_from_db()
+    """The whole page, or for htmx only the named fragment, built from fresh rows: only that
+    fragment's context is computed."""
+    # Fresh after a change, with its decision type in the same query.
+    version.refresh_from_db(from_queryset=ContractVersion.objects.select_related("decision_type"))
     history_page = request.GET.get("history_page")
-    if request.htmx and partial in PANELS:
+    if request.htmx and fragment in PANELS:
         context = _panels_context(version, history_page)
-    elif request.htmx and partial == "people":
+    elif request.htmx and fragment == "people":
         context = _people_context(request, version.decision_type, access_form, people_errors)
     elif request.htmx:
         context = _editor_context(request, version, **editor)
@@ -184,7 +180,7 @@ def _render_version(
             **_people_context(request, version.decision_type, access_form, people_errors),
             **_editor_context(request, version, **editor),
         }
-    template = page_or_partial(request, EDITOR_TEMPLATE, partial)
+    template = page_or_partial(request, EDITOR_TEMPLATE, fragment)
     return render(request, template, context, status=status)
 
 
@@ -195,95 +191,34 @@ def _version_url(version: ContractVersion) -> str:
     )
 
 
-def _edit(
-    request: HttpRequest,
+def edit(
+    request: HtmxRequest,
     version: ContractVersion,
-    form: forms.forms.Form,
+    form: django_forms.Form,
     change: Callable[[dict[str, Any]], object],
     *,
-    on_invalid: Callable[[forms.forms.Form], dict[str, Any]] | None = None,
+    on_invalid: Callable[[django_forms.Form], dict[str, Any]] | None = None,
 ) -> HttpResponse:
     """Validate `form`, apply `change` through a service and answer.
 
-    Success: the fresh editor (htmx, with the event that refreshes the lint, preview and
-    history panels) or a redirect to the page. Invalid input: 422 with the errors inline.
-    A stale lock version: 409 with the current state and nothing saved.
+    Success: for htmx the editor fragment alone, with the contractChanged event on which the
+    lint, preview and history panels refresh themselves; without htmx a redirect to the page.
+    The editor is the smallest fragment an edit can answer with: every form in it carries the
+    version's lock version, which each edit moves on. Invalid input: 422 with the errors
+    inline. A stale lock version: 409 with the current state and nothing saved.
     """
     if form.is_valid():
         try:
             change(form.cleaned_data)
         except services.EditConflict as conflict:
             return changed(
-                _render_version(request, version, status=CONFLICT, conflict=conflict.message)
+                render_version(request, version, status=CONFLICT, conflict=conflict.message)
             )
         except ValidationError as error:
             form_errors(form, error)
         else:
             if not request.htmx:
                 return redirect(_version_url(version) + "#editor")
-            return changed(_render_version(request, version))
+            return changed(render_version(request, version))
     context = on_invalid(form) if on_invalid else {"errors": error_messages(form)}
-    return _render_version(request, version, status=FORM_INVALID, **context)
-
-
-@require_GET
-def decision_type_detail(request: HttpRequest, key: str) -> HttpResponse:
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
-    version = selectors.current_version(decision_type=decision_type)
-    if version is None:
-        return render(request, EDITOR_TEMPLATE, {"decision_type": decision_type, "version": None})
-    return _render_version(request, version)
-
-
-@require_GET
-def version_detail(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    return _render_version(request, version)
-
-
-@require_GET
-def version_lint(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    return _render_version(request, version, "lint")
-
-
-@require_GET
-def version_preview(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    return _render_version(request, version, "preview")
-
-
-@require_GET
-def version_history(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    return _render_version(request, version, "history")
-
-
-@require_GET
-def version_contract_json(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    """Exactly what the compiler receives, or 422 with every reason it would refuse it."""
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    preview = selectors.version_preview(version=version)
-    if not preview.valid:
-        problems = [{"loc": list(p.loc), "msg": p.msg} for p in preview.problems]
-        return JsonResponse({"result": "invalid", "errors": problems}, status=FORM_INVALID)
-    return JsonResponse(preview.compiler_document, json_dumps_params={"indent": 2})
-
-
-@require_POST
-def version_settings(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
-    require_edit(request, version.decision_type)
-    form = forms.SettingsForm(request.POST)
-    return _edit(
-        request,
-        version,
-        form,
-        lambda data: services.version_update_settings(
-            actor=request.user,
-            version=version,
-            expected_lock_version=data["lock_version"],
-            **{field: data[field] for field in ContractVersion.SETTINGS_FIELDS},
-        ),
-        on_invalid=lambda form: {"settings_form": form},
-    )
+    return render_version(request, version, status=FORM_INVALID, **context)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django import forms as django_forms
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -14,30 +15,33 @@ from django.views.decorators.http import require_POST
 from contracts import selectors, services
 from contracts.models import DecisionType
 from workbench import forms
-
-from .editor import _render_version
-from .helpers import (
+from workbench.http import HtmxRequest
+from workbench.views.helpers import (
     FORM_INVALID,
     changed,
     error_messages,
     form_errors,
+    found,
     require_edit,
 )
+
+from .fragments import render_version
 
 # Messages tests assert on.
 NO_SUCH_PERSON = "There is nobody with this username."
 
 
 def _access_change(
-    request: HttpRequest,
+    request: HtmxRequest,
     key: str,
-    form: forms.forms.Form,
+    form: django_forms.Form,
     change: Callable[[DecisionType, Any, dict[str, Any]], object],
 ) -> HttpResponse:
     """Grant or revoke a role, then answer with the people card (htmx) or the page."""
-    decision_type = selectors.decision_type_for_user(user=request.user, key=key)
+    decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
     require_edit(request, decision_type)
-    version = selectors.current_version(decision_type=decision_type)
+    # The people card is part of the editor, which shows a version.
+    version = found(selectors.current_version, decision_type=decision_type)
     if form.is_valid():
         person = selectors.person(username=form.cleaned_data["username"])
         if person is None:
@@ -51,8 +55,8 @@ def _access_change(
                 if not request.htmx:
                     url = reverse("decision_type_detail", kwargs={"key": key})
                     return redirect(url + "#people")
-                return changed(_render_version(request, version, "people"))
-    return _render_version(
+                return changed(render_version(request, version, "people"))
+    return render_version(
         request,
         version,
         "people",
@@ -63,7 +67,7 @@ def _access_change(
 
 
 @require_POST
-def decision_type_access(request: HttpRequest, key: str) -> HttpResponse:
+def decision_type_access(request: HtmxRequest, key: str) -> HttpResponse:
     return _access_change(
         request,
         key,
@@ -75,7 +79,7 @@ def decision_type_access(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
-def decision_type_access_revoke(request: HttpRequest, key: str) -> HttpResponse:
+def decision_type_access_revoke(request: HtmxRequest, key: str) -> HttpResponse:
     return _access_change(
         request,
         key,

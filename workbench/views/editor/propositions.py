@@ -1,5 +1,5 @@
 """The editor's propositions: add, edit, delete and reorder them and their accepted classes.
-Each answers with the propositions fragment of the editor (htmx) or the whole editor page.
+Each answers with the editor fragment (htmx) or the whole editor page.
 """
 
 from __future__ import annotations
@@ -7,19 +7,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from contracts import selectors, services
 from contracts.models import ContractVersion, Proposition
 from workbench import forms
-
-from .editor import _class_choices, _edit, _render_version
-from .helpers import (
+from workbench.http import HtmxRequest
+from workbench.views.helpers import (
     CONFLICT,
     changed,
+    found,
     require_edit,
 )
+
+from .fragments import class_choices, edit, render_version
 
 # Messages tests assert on.
 PROPOSITION_GONE = "That proposition no longer exists; someone else deleted it."
@@ -30,13 +32,13 @@ def _proposition(version: ContractVersion, pk: int) -> Proposition | None:
 
 
 def _editable_proposition(
-    view: Callable[[HttpRequest, ContractVersion, Proposition], HttpResponse],
+    view: Callable[[HtmxRequest, ContractVersion, Proposition], HttpResponse],
 ) -> Callable[..., HttpResponse]:
     """The prologue of every proposition edit: a version I may edit, and the row, still there."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, key: str, number: int, pk: int) -> HttpResponse:
-        version = selectors.version_for_user(user=request.user, key=key, number=number)
+    def wrapper(request: HtmxRequest, key: str, number: int, pk: int) -> HttpResponse:
+        version = found(selectors.version_for_user, user=request.user, key=key, number=number)
         require_edit(request, version.decision_type)
         proposition = _proposition(version, pk)
         if proposition is None:
@@ -46,21 +48,21 @@ def _editable_proposition(
     return wrapper
 
 
-def _gone(request: HttpRequest, version: ContractVersion) -> HttpResponse:
-    return changed(_render_version(request, version, status=CONFLICT, conflict=PROPOSITION_GONE))
+def _gone(request: HtmxRequest, version: ContractVersion) -> HttpResponse:
+    return changed(render_version(request, version, status=CONFLICT, conflict=PROPOSITION_GONE))
 
 
 # --------------------------------------------------------------------------- contract editor
 
 
 @require_POST
-def proposition_add(request: HttpRequest, key: str, number: int) -> HttpResponse:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+def proposition_add(request: HtmxRequest, key: str, number: int) -> HttpResponse:
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
     require_edit(request, version.decision_type)
     form = forms.PropositionAddForm(
-        request.POST, class_choices=_class_choices(selectors.source_classes())
+        request.POST, class_choices=class_choices(selectors.source_classes())
     )
-    return _edit(
+    return edit(
         request,
         version,
         form,
@@ -81,7 +83,7 @@ def proposition_add(request: HttpRequest, key: str, number: int) -> HttpResponse
 @require_http_methods(["GET", "POST"])
 @_editable_proposition
 def proposition_edit(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
+    request: HtmxRequest, version: ContractVersion, proposition: Proposition
 ) -> HttpResponse:
     if request.method == "GET":
         form = forms.PropositionForm(
@@ -93,8 +95,8 @@ def proposition_edit(
                 "max_items": proposition.max_items,
             }
         )
-        return _render_version(request, version, editing=(proposition.pk, form))
-    return _edit(
+        return render_version(request, version, editing=(proposition.pk, form))
+    return edit(
         request,
         version,
         forms.PropositionForm(request.POST),
@@ -114,9 +116,9 @@ def proposition_edit(
 @require_POST
 @_editable_proposition
 def proposition_delete(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
+    request: HtmxRequest, version: ContractVersion, proposition: Proposition
 ) -> HttpResponse:
-    return _edit(
+    return edit(
         request,
         version,
         forms.LockForm(request.POST),
@@ -131,9 +133,9 @@ def proposition_delete(
 @require_POST
 @_editable_proposition
 def proposition_move(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
+    request: HtmxRequest, version: ContractVersion, proposition: Proposition
 ) -> HttpResponse:
-    return _edit(
+    return edit(
         request,
         version,
         forms.MoveForm(request.POST),
@@ -149,13 +151,13 @@ def proposition_move(
 @require_POST
 @_editable_proposition
 def accepted_class_add(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
+    request: HtmxRequest, version: ContractVersion, proposition: Proposition
 ) -> HttpResponse:
     form = forms.AcceptedClassForm(
         request.POST,
-        class_choices=_class_choices(selectors.source_classes(), proposition.accepted_classes),
+        class_choices=class_choices(selectors.source_classes(), proposition.accepted_classes),
     )
-    return _edit(
+    return edit(
         request,
         version,
         form,
@@ -172,9 +174,9 @@ def accepted_class_add(
 @require_POST
 @_editable_proposition
 def accepted_class_move(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
+    request: HtmxRequest, version: ContractVersion, proposition: Proposition
 ) -> HttpResponse:
-    return _edit(
+    return edit(
         request,
         version,
         forms.AcceptedClassMoveForm(request.POST),
@@ -191,9 +193,9 @@ def accepted_class_move(
 @require_POST
 @_editable_proposition
 def accepted_class_remove(
-    request: HttpRequest, version: ContractVersion, proposition: Proposition
+    request: HtmxRequest, version: ContractVersion, proposition: Proposition
 ) -> HttpResponse:
-    return _edit(
+    return edit(
         request,
         version,
         forms.AcceptedClassRemoveForm(request.POST),
