@@ -323,7 +323,8 @@ def source_class_impact(*, user: User, key: str, after: dict[str, Any]) -> Catal
     return CatalogueImpact(key=key, changes=changes, affected=affected, hidden_types=len(hidden))
 
 
-def history(*, decision_type: DecisionType, limit: int = 50) -> QuerySet[AuditEvent]:
+def history(*, decision_type: DecisionType, limit: int | None = 50) -> QuerySet[AuditEvent]:
+    """The type's audit events, newest first; `limit=None` for all of them (to page through)."""
     return (
         AuditEvent.objects.filter(decision_type=decision_type)
         .select_related("actor", "version")

@@ -14,6 +14,7 @@ from typing import Any
 
 from django import forms as django_forms
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -62,9 +63,15 @@ class PropositionRow:
     edit_form: forms.PropositionForm | None = None
 
 
-def _panels_context(version: ContractVersion) -> dict[str, Any]:
-    """What the lint, preview and history panels show."""
+HISTORY_PAGE_SIZE = 20
+
+
+def _panels_context(version: ContractVersion, history_page: str | None = None) -> dict[str, Any]:
+    """What the lint, preview and history panels show (the history a page at a time)."""
     preview = selectors.version_preview(version=version)
+    history = Paginator(
+        selectors.history(decision_type=version.decision_type, limit=None), HISTORY_PAGE_SIZE
+    ).get_page(history_page)
     return {
         "decision_type": version.decision_type,
         "version": version,
@@ -73,7 +80,7 @@ def _panels_context(version: ContractVersion) -> dict[str, Any]:
         "preview_json": json.dumps(
             preview.compiler_document if preview.valid else preview.document, indent=2
         ),
-        "history": selectors.history(decision_type=version.decision_type),
+        "history": history,
     }
 
 
@@ -160,15 +167,16 @@ def render_version(
     fragment's context is computed."""
     # Fresh after a change, with its decision type in the same query.
     version.refresh_from_db(from_queryset=ContractVersion.objects.select_related("decision_type"))
+    history_page = request.GET.get("history_page")
     if request.htmx and fragment in PANELS:
-        context = _panels_context(version)
+        context = _panels_context(version, history_page)
     elif request.htmx and fragment == "people":
         context = _people_context(request, version.decision_type, access_form, people_errors)
     elif request.htmx:
         context = _editor_context(request, version, **editor)
     else:
         context = {
-            **_panels_context(version),
+            **_panels_context(version, history_page),
             **_people_context(request, version.decision_type, access_form, people_errors),
             **_editor_context(request, version, **editor),
         }
