@@ -41,14 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from compiler_trust import (
-    BundleInvalid,
-    KeyLoadError,
-    VerifiedBundle,
-    inspect_bundle,
-    load_public_keys,
-    verify_bundle,
-)
+from compiler_trust._bundle.document import VerifiedBundle
+from compiler_trust._bundle.reasons import BundleInvalid
+from compiler_trust._bundle.verification import inspect_bundle, verify_bundle
+from compiler_trust._key_files import load_public_keys
+from compiler_trust._keys import KeyLoadError
 
 BUNDLE_FILE = "bundle.json"
 ETAG_FILE = "bundle.json.etag"

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import CompileInput, CompileOutput, compile_input
+from compiler._input import CompileInput
+from compiler._output import CompileOutput
+from compiler._pipeline import compile_input
 from compiler_tools._pull import (
     BUNDLE_FILE,
     DEFAULT_MODE,
@@ -32,14 +34,12 @@ from compiler_tools._pull import (
     pull_bundle,
     read_token,
 )
-from compiler_trust import (
-    BundleInvalid,
-    VerifiedBundle,
-    compile_input_from_bundle,
-    load_public_keys,
-    make_receipt,
-    verify_bundle,
-)
+from compiler_trust._bundle.compiling import compile_input_from_bundle
+from compiler_trust._bundle.document import VerifiedBundle
+from compiler_trust._bundle.reasons import BundleInvalid
+from compiler_trust._bundle.verification import verify_bundle
+from compiler_trust._key_files import load_public_keys
+from compiler_trust._receipts import make_receipt
 
 DEFAULT_INTERVAL = 60.0
 NO_BUNDLE = "no bundle that verifies has been loaded from {path} yet{reason}"

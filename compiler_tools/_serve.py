@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from compiler import InvalidInput
+from compiler._errors import InvalidInput
 from compiler_tools._runtime import BundleStore, NoBundle, bundle_age, decide
 
 logger = logging.getLogger(__name__)

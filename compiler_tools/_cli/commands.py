@@ -126,7 +126,7 @@ def serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_INVALID
     from compiler_tools._runtime import BundleStore
     from compiler_tools._serve import serve as run_server
-    from compiler_trust import KeyLoadError
+    from compiler_trust._keys import KeyLoadError
 
     try:
         store = BundleStore(args.bundle_dir, public_key=args.public_key,
