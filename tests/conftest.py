@@ -8,6 +8,7 @@ only the refund-desk type, `catalogue_manager` manages the shared source-class c
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -39,11 +40,15 @@ def _demo_keys_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(tmp_path_factory.getbasetemp() / "demo-keys")
 
 
-@pytest.fixture(autouse=True)
-def _demo_keys_outside_the_checkout(settings, tmp_path_factory):
-    """The demo's key files (load_demo) go to the test session's temporary folder, not to
-    the checkout's var/demo-keys."""
-    settings.DEMO_KEYS_DIR = _demo_keys_dir(tmp_path_factory)
+if importlib.util.find_spec("pytest_django") is not None:
+    # Not where tests/compiler runs on its own, with the evidence-compiler wheel and no Django
+    # (test_distribution.py); the other fixtures here are only set up when a test asks.
+
+    @pytest.fixture(autouse=True)
+    def _demo_keys_outside_the_checkout(settings, tmp_path_factory):
+        """The demo's key files (load_demo) go to the test session's temporary folder, not
+        to the checkout's var/demo-keys."""
+        settings.DEMO_KEYS_DIR = _demo_keys_dir(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
