@@ -24,7 +24,7 @@ from setuptools import find_namespace_packages, find_packages, setup
 BUILD_BASE = tempfile.mkdtemp(prefix="evidence-workbench-build-")
 atexit.register(shutil.rmtree, BUILD_BASE, ignore_errors=True)
 
-APPS = ["contracts", "scenarios", "publishing", "workbench"]
+APPS = ["workers", "contracts", "scenarios", "publishing", "workbench"]
 # Data folder at the repository root -> package inside `workbench`, and the files it carries.
 DATA = {
     "templates": ["*.html"],

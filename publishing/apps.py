@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+from workers import registry
+
 
 class PublishingConfig(AppConfig):
     """Review actions, the impact report, signing keys and bundles. Its models (reviews,
@@ -13,7 +15,9 @@ class PublishingConfig(AppConfig):
     verbose_name = "Review and publishing"
 
     def ready(self) -> None:
+        # Imported here: they import models, which need the app registry.
         from . import checks  # noqa: F401  (registers the system checks)
-        from .impact import signals
+        from .impact import signals, stored
 
         signals.connect()  # stored impact reports follow their inputs
+        registry.register_stale_work_checker("impact reports", stored.reports_recover_stale)

@@ -28,10 +28,13 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
+from guardian.shortcuts import get_objects_for_user
 
 from compiler.keys import (
     KeyLoadError,
@@ -238,8 +241,6 @@ def _types_held(user: AbstractBaseUser, codename: str) -> Any:
     """The decision types on which the person holds the object permission, as the workbench's
     own checks read it (`user.has_perm(perm, decision_type)`): granted to them or a group of
     theirs on that type, every type for a superuser, never a site-wide grant."""
-    from guardian.shortcuts import get_objects_for_user
-
     return get_objects_for_user(
         user, f"contracts.{codename}", klass=DecisionType, accept_global_perms=False
     )
@@ -315,9 +316,6 @@ def trusted_public_keys(*, new_type: str | None = None) -> dict[str, TrustedKey]
 def _site_wide_signers() -> dict[str, set[str]]:
     """Usernames of the people who may create decision types (`publish`) and who review
     across the site (`approve`)."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Q
-
     model = get_user_model()
     people, name = model.objects.filter(is_active=True), model.USERNAME_FIELD
     creators = (

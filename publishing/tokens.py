@@ -21,8 +21,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import Http404
 from django.utils import timezone
+from guardian.shortcuts import get_objects_for_user
 
 from compiler.keys import key_set_json
 from contracts import roles, selectors
@@ -234,15 +234,13 @@ def token_for_user(*, user: Actor, pk: int) -> ServiceToken:
     try:
         return tokens_for_user(user=user).get(pk=pk)
     except ServiceToken.DoesNotExist:
-        raise Http404("No such token.") from None
+        raise ServiceToken.DoesNotExist("No such token.") from None
 
 
 def types_for_tokens(*, user: AbstractBaseUser | Any) -> QuerySet[DecisionType]:
     """The decision types a person may create a token for: those they own."""
     if not user.is_authenticated:
         return DecisionType.objects.none()
-    from guardian.shortcuts import get_objects_for_user
-
     return get_objects_for_user(user, f"contracts.{roles.EDIT}", klass=DecisionType)
 
 

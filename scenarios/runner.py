@@ -28,8 +28,8 @@ from django.utils import timezone
 from compiler.compiled import contract_sha256 as remembered_contract_sha256
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.services import audit_record
+from workers import stopping
 
-from . import stopping
 from .audit import Action
 from .models import SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)

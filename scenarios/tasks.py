@@ -19,7 +19,9 @@ from typing import Any
 
 from django.tasks import task
 
-from . import runner, stopping
+from workers import stopping
+
+from . import runner
 
 
 @task

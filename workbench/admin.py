@@ -10,7 +10,8 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from contracts.models import AuditEvent, DecisionType
-from scenarios.models import SuiteRun, WorkerHeartbeat
+from scenarios.models import SuiteRun
+from workers.models import WorkerHeartbeat
 
 admin.site.site_header = "Evidence Workbench administration"
 admin.site.site_title = "Evidence Workbench admin"

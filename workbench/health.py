@@ -2,7 +2,7 @@
 
 `/healthz` says the process answers (no database: a database outage must not get every web
 process restarted). `/readyz` says it can serve: the database answers a query and some task
-worker's heartbeat (scenarios.heartbeat) is newer than WORKER_STALE_SECONDS (default 60),
+worker's heartbeat (workers.heartbeat) is newer than WORKER_STALE_SECONDS (default 60),
 else 503 naming the failing check. Both answer before host validation, the HTTPS redirect
 and sessions, so a probe needs neither an allowed Host header nor TLS.
 """
@@ -17,7 +17,7 @@ from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
-from scenarios import heartbeat
+from workers import heartbeat
 
 DEFAULT_WORKER_STALE_SECONDS = 60.0
 

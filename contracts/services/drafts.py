@@ -59,16 +59,19 @@ def _lock_draft(
         )
     check_lock(locked, expected_lock_version)
     if locked.status != ContractVersion.Status.DRAFT:
-        _return_to_draft(actor=actor, version=locked, reason="edited")
+        version_return_to_draft(actor=actor, version=locked, reason="edited")
     return locked
 
 
-def _return_to_draft(*, actor: Actor, version: ContractVersion, reason: str) -> ContractVersion:
+def version_return_to_draft(
+    *, actor: Actor, version: ContractVersion, reason: str
+) -> ContractVersion:
     """Send a locked, open version back to draft: close its active review (outcome
-    `returned_to_draft`) and void its standing approvals. The caller holds the row lock."""
+    `returned_to_draft`), void its standing approvals and record one audit event saying
+    `reason`. The caller holds the row lock (an edit, a withdrawal)."""
     before = version.status
     now = timezone.now()
-    voided = _void_approvals(version, now=now, reason=f"version {reason}")
+    voided = approvals_void(version=version, now=now, reason=f"version {reason}")
     Review.objects.filter(version=version, closed_at__isnull=True).update(
         closed_at=now,
         closed_by=actor if actor.is_authenticated else None,
@@ -87,7 +90,10 @@ def _return_to_draft(*, actor: Actor, version: ContractVersion, reason: str) -> 
     return version
 
 
-def _void_approvals(version: ContractVersion, *, now: Any, reason: str) -> int:
+def approvals_void(*, version: ContractVersion, now: Any, reason: str) -> int:
+    """Void the version's standing approvals as of `now`, saying why (an approval is for the
+    version as it was seen; an edit, a request for changes or a retirement ends it). The
+    number voided; the caller holds the version's row lock and records the audit event."""
     return (
         Approval.objects.standing()
         .filter(version=version)

@@ -9,6 +9,8 @@ from typing import Any
 from compiler import InvalidInput
 from compiler.models import Contract
 from contracts.wording import PLAIN, Words
+from scenarios import compiling
+from scenarios.expectations import expected_document
 
 from .sentences import admitted_text, failure_text, flip_text, scenario_summary
 from .sweeps import Outcome, sweep, sweep_key
@@ -28,8 +30,6 @@ def scenario_report(
 ) -> dict[str, Any]:
     """`hashes`: the draft's and the published contract's sha256 and the corpus's;
     `catalogue`: the catalogue's authority tiers, which the contract probes judge by."""
-    from scenarios import compiling
-
     name = scenario.name
     request = scenario.request_document()
     entry = _empty_entry(name)
@@ -109,9 +109,6 @@ def _failures(
 ) -> list[dict[str, Any]]:
     """The base's failed expectations, then the failed per-perturbation ones (each naming its
     `perturbation`), as the runner reports them (scenarios.result_rows)."""
-    from scenarios import compiling
-    from scenarios.expectations import expected_document
-
     failures = compiling.expectation_failures(
         base.output, base.document, expected_document(scenario)
     )

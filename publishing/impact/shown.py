@@ -17,9 +17,9 @@ from django.utils.safestring import SafeString
 
 from contracts.wording import HTML, PLAIN, isolated, said_again
 
-from .report import item_widening_text, verdict_headline
 from .scenario_report import problem_text
 from .sentences import admitted_text, failure_text, flip_text, scenario_summary
+from .verdicts import item_widening_text, verdict_headline
 
 
 def headline_html(document: Mapping[str, Any]) -> list[SafeString]:

@@ -9,24 +9,43 @@ transaction commits; the task itself hashes the inputs, so a change that alters 
 compiles nothing. Bulk writes (`bulk_create`, `update`) send no signal: the review page
 still asks for the report of the inputs it finds, so nothing stale is ever shown.
 
-And as a worker starts (`scenarios.heartbeat.worker_starting`) and then every
-STALE_WORK_CHECK_SECONDS (`scenarios.heartbeat.stale_work_check`), the reports a stopped worker
-left computing are queued again or failed (`stored.reports_requeue_stale`).
+Imported from `PublishingConfig.ready` (it imports models).
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from contracts.models import ContractVersion, SourceClass, ViolationJustification
+from scenarios.models import Corpus, CorpusCandidate, Scenario
 
-_pending = threading.local()
+from .stored import report_refresh
 
 UNDER_REVIEW = (ContractVersion.Status.IN_REVIEW, ContractVersion.Status.APPROVED)
+
+
+class _Batch:
+    """The versions queued while one transaction is open, recomputed once when it commits.
+
+    The transaction's commit hooks hold the only strong reference to a batch: a rollback
+    drops the hooks, and with them the batch, so the weak reference kept here dies with the
+    transaction and its versions are never sent."""
+
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.sent = False
+
+    def __call__(self) -> None:
+        self.sent = True
+        report_refresh(version_ids=sorted(self.ids))
+
+
+_current = threading.local()
 
 
 def _queue(decision_type_id: int | None, *, exclude: int | None = None) -> None:
@@ -37,23 +56,19 @@ def _queue(decision_type_id: int | None, *, exclude: int | None = None) -> None:
 
 
 def _queue_versions(ids: set[int]) -> None:
+    """One recomputation per version per transaction, after it commits (at once outside a
+    transaction); a rolled-back transaction queues none."""
     if not ids:
         return
-    # One recomputation per version per transaction: the callback, once registered, takes
-    # every id queued until the commit (a rolled-back transaction drops it, and its ids).
-    registered = any(entry[1] is _flush for entry in transaction.get_connection().run_on_commit)
-    if not registered:
-        _pending.ids = set()
-    _pending.ids |= ids
-    if not registered:
-        transaction.on_commit(_flush)
-
-
-def _flush() -> None:
-    from .stored import report_refresh
-
-    ids, _pending.ids = getattr(_pending, "ids", set()), set()
-    report_refresh(version_ids=sorted(ids))
+    reference = getattr(_current, "batch", None)
+    batch = reference() if reference is not None else None
+    if batch is None or batch.sent:
+        batch = _Batch()
+        _current.batch = weakref.ref(batch)
+        batch.ids |= ids
+        transaction.on_commit(batch)
+    else:
+        batch.ids |= ids
 
 
 def _scenario_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
@@ -61,8 +76,6 @@ def _scenario_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 def _candidate_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
-    from scenarios.models import Corpus
-
     corpus = Corpus.objects.filter(pk=instance.corpus_id)
     decision_type_id = corpus.values_list("decision_type_id", flat=True).first()
     if decision_type_id is not None:
@@ -83,27 +96,8 @@ def _version_changed(sender: Any, instance: ContractVersion, **kwargs: Any) -> N
         _queue(instance.decision_type_id, exclude=instance.pk)
 
 
-def _recover_stale_reports(sender: Any, stdout: Any = None, **kwargs: Any) -> None:
-    """A worker starts: reports a stopped worker left computing are queued again (or
-    failed), as its suite runs are."""
-    from .stored import report_state, reports_requeue_stale
-
-    for stored in reports_requeue_stale():
-        if stdout is not None:
-            stdout.write(
-                f"Impact report of version {stored.version_id}: {stored.status}. "
-                f"{report_state(stored)}"
-            )
-
-
 def connect() -> None:
     """Called once, from `PublishingConfig.ready`."""
-    from scenarios.heartbeat import stale_work_check, worker_starting
-    from scenarios.models import Corpus, CorpusCandidate, Scenario
-
-    worker_starting.connect(_recover_stale_reports, dispatch_uid="impact-worker-starting")
-    stale_work_check.connect(_recover_stale_reports, dispatch_uid="impact-stale-work-check")
-
     receivers = [
         (_scenario_changed, Scenario),
         (_scenario_changed, Corpus),

@@ -1,7 +1,8 @@
 """The impact report, computed in the background and kept by the hash of its inputs.
 
 At 10,000 scenarios a report is about a minute of compiles, too long for a request. So the
-report is computed by a task (`tasks.compute_impact_report`) when a version is submitted and
+report is computed by a task (`tasks.compute_impact_report`, which runs
+`computing.report_compute`) when a version is submitted and
 again whenever what it is computed from changes (a scenario, a candidate, a corpus, a source
 class, another version published: `signals.py`), and stored as a `StoredImpactReport` under
 `inputs_sha256`, the hash of those inputs. A page or the approve action hashes the inputs
@@ -13,34 +14,29 @@ A report is `pending` (queued), then `computing` while a worker has it, then `re
 `failed`. The computing worker beats on the row as a suite run's does (`heartbeat_at`); a
 report computing with a stale heartbeat lost its worker (killed, out of memory) and is queued
 again, or after `MAX_ATTEMPTS` starts failed with `REPORT_STOPPED`; the review pages look for
-that as they are viewed, and every worker as it starts. A failed attempt is tried again when
+that as they are viewed, and every worker as it starts and while it lives
+(`reports_recover_stale`, registered with `workers.registry`). A failed attempt is tried again when
 the report is next asked for, up to `MAX_ATTEMPTS` in all. `report_state` says which of these
 a report is in, for the pages.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import hashlib
-import json
 import logging
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from compiler import COMPILER_VERSION
 from contracts import permissions
-from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import AuditAction, ContractVersion, StoredImpactReport
 from contracts.services import audit_record
-from scenarios import heartbeat, stopping
 
-from .report import FORMAT, ImpactReport, baseline_version, impact_report
+from .computing import MAX_ATTEMPTS, inputs_sha256, report_compute, stale_reports
+from .report import ImpactReport, impact_report
+from .tasks import compute_impact_report
 
 logger = logging.getLogger(__name__)
 
@@ -68,59 +64,6 @@ NOT_FAILED = (
     "again: {state}"
 )
 RETRIED = "Impact report of version {number} asked for again (it had failed: {error})"
-# Starts of a report by a worker (a failure or a lost worker each end one) before it fails.
-MAX_ATTEMPTS = 3
-
-
-def inputs_sha256(version: ContractVersion) -> str:
-    """The hash of everything `impact_report(version)` reads: both contracts (as compiled),
-    the baseline's number, the scenarios and their expectations, the corpora, the weak
-    classes and the catalogue's authority tiers, the owners' justifications of its violations
-    and the compiler version.
-    `ContractInvalid` if the version is not a contract.
-
-    An internal key, never shown or signed, so plain sorted JSON is hashed (canonical RFC
-    8785 hashing of 10,000 scenarios would cost more than the queries)."""
-    from scenarios.models import Corpus, CorpusCandidate, Scenario
-    from scenarios.services import SCENARIO_FIELDS, catalogue_tiers, weak_classes
-
-    draft = compiled_contract(version).model_dump(mode="json")
-    baseline = baseline_version(version)
-    published = compiled_contract(baseline).model_dump(mode="json") if baseline else None
-    scenarios = Scenario.objects.live().filter(decision_type_id=version.decision_type_id)
-    scenario_rows = scenarios.order_by("position", "name", "id").values_list(
-        "id", "corpus_id", *SCENARIO_FIELDS
-    )
-    corpus_ids = scenarios.values("corpus_id")
-    candidates = (
-        CorpusCandidate.objects.live()
-        .filter(corpus_id__in=corpus_ids)
-        .order_by("corpus_id", "position", "id")
-        .values_list("corpus_id", "data")
-    )
-    directories = Corpus.objects.filter(pk__in=corpus_ids).order_by("pk")
-    justifications = version.justifications.order_by(
-        "operator", "proposition", "cause"
-    ).values_list("operator", "proposition", "cause", "proposition_sha256", "text", "author_id")
-    digest = hashlib.sha256()
-    for part in (
-        [FORMAT, COMPILER_VERSION, version.pk, version.number, version.sha256, draft],
-        [baseline.number if baseline else None, published],
-        weak_classes(),
-        catalogue_tiers(),
-        list(directories.values_list("pk", "directory")),
-        list(justifications),
-    ):
-        digest.update(_json(part))
-    for rows in (scenario_rows, candidates):
-        for row in rows.iterator(chunk_size=2000):
-            digest.update(_json(row))
-        digest.update(b"|")
-    return digest.hexdigest()
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":")).encode()
 
 
 def stored_report(version: ContractVersion) -> StoredImpactReport:
@@ -172,13 +115,13 @@ def report_request(*, version: ContractVersion, inputs: str | None = None) -> St
         created = False
     reports = StoredImpactReport.objects.filter(pk=stored.pk)
     if created:
-        _enqueue(version.pk)
+        compute_impact_report.enqueue(version.pk)
     elif stored.status == StoredImpactReport.Status.FAILED and stored.attempts < MAX_ATTEMPTS:
         with transaction.atomic():  # one request of several queues the retry
             if reports.filter(status=StoredImpactReport.Status.FAILED).update(
                 status=StoredImpactReport.Status.PENDING
             ):
-                _enqueue(version.pk)
+                compute_impact_report.enqueue(version.pk)
     elif stored.status == StoredImpactReport.Status.COMPUTING:
         report_requeue_if_stale(report_id=stored.pk)
     stored.refresh_from_db()
@@ -217,23 +160,25 @@ def report_retry(*, actor: Any, version: ContractVersion) -> StoredImpactReport:
             version=version,
             changes={"error": error},
         )
-        _enqueue(version.pk)
+        compute_impact_report.enqueue(version.pk)
     stored.refresh_from_db()
     return stored
-
-
-def _enqueue(version_id: int) -> None:
-    from .tasks import compute_impact_report
-
-    compute_impact_report.enqueue(version_id)
 
 
 def reports_requeue_stale() -> list[StoredImpactReport]:
     """Recover every report whose worker stopped (`report_requeue_if_stale`); each worker
     does this as it starts. The reports queued again or failed."""
-    stale = _stale().values_list("pk", flat=True)
+    stale = stale_reports().values_list("pk", flat=True)
     recovered = (report_requeue_if_stale(report_id=pk) for pk in stale)
     return [report for report in recovered if report is not None]
+
+
+def reports_recover_stale() -> list[str]:
+    """The workers' stale-work checker: `reports_requeue_stale`, a sentence per report."""
+    return [
+        f"Impact report of version {stored.version_id}: {stored.status}. {report_state(stored)}"
+        for stored in reports_requeue_stale()
+    ]
 
 
 def report_requeue_if_stale(*, report_id: int) -> StoredImpactReport | None:
@@ -242,7 +187,7 @@ def report_requeue_if_stale(*, report_id: int) -> StoredImpactReport | None:
     been started `MAX_ATTEMPTS` times, fail it with `REPORT_STOPPED` instead. The report if it
     was stale, else None."""
     with transaction.atomic():
-        stored = _stale().select_for_update().filter(pk=report_id).first()
+        stored = stale_reports().select_for_update().filter(pk=report_id).first()
         if stored is None:
             return None
         now = timezone.now()
@@ -255,18 +200,10 @@ def report_requeue_if_stale(*, report_id: int) -> StoredImpactReport | None:
             stored.status, stored.requeued_at = StoredImpactReport.Status.PENDING, now
         stored.save(update_fields=["status", "computed_at", "error", "requeued_at"])
         if stored.status == StoredImpactReport.Status.PENDING:
-            _enqueue(stored.version_id)
+            compute_impact_report.enqueue(stored.version_id)
     logger.warning("Impact report %s lost its worker: %s", stored.pk, stored.status)
     stored.refresh_from_db()
     return stored
-
-
-def _stale() -> QuerySet[StoredImpactReport]:
-    cutoff = timezone.now() - dt.timedelta(seconds=settings.IMPACT_REPORT_STALE_SECONDS)
-    return StoredImpactReport.objects.filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True),
-        status=StoredImpactReport.Status.COMPUTING,
-    )
 
 
 def _clock(moment: dt.datetime | None) -> str:
@@ -301,93 +238,4 @@ def report_refresh(*, version_ids: list[int]) -> None:
     """Queue a recomputation for these versions (their inputs changed); the task hashes the
     inputs, so a change that leaves them as they were costs no compile."""
     for pk in version_ids:
-        _enqueue(pk)
-
-
-def report_compute(*, version_id: int) -> StoredImpactReport | None:
-    """The task's body: compute and store the report of the version's current inputs,
-    unless it is stored already or another worker is computing it; beating on its row
-    meanwhile. If the inputs change while it compiles, the report is not stored (the change
-    queued its own computation). The stored row, or None."""
-    versions = ContractVersion.objects.select_related("decision_type")
-    version = versions.filter(pk=version_id).first()
-    if version is None:
-        return None
-    try:
-        inputs = inputs_sha256(version)
-    except ContractInvalid as exc:
-        logger.info("Version %s is not a valid contract: %s", version_id, exc)
-        return None
-    stored, _ = StoredImpactReport.objects.get_or_create(version=version, inputs_sha256=inputs)
-    attempt = _claim(stored)
-    if attempt is None:  # ready, failed for good, or another worker's
-        stored.refresh_from_db()
-        return stored
-    beating = heartbeat.every(
-        settings.IMPACT_REPORT_HEARTBEAT_SECONDS,
-        lambda: _write(stored.pk, attempt, heartbeat_at=timezone.now()),
-        name="impact-report-heartbeat",
-    )
-    try:
-        report = impact_report(version)
-    except Exception as exc:  # recorded, shown on the page; the next request retries
-        _write(
-            stored.pk,
-            attempt,
-            status=StoredImpactReport.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}",
-            computed_at=timezone.now(),
-        )
-    except BaseException:
-        if stopping.requested():  # the worker stops at once: back to the queue, not lost
-            with contextlib.suppress(Exception), transaction.atomic():
-                status = StoredImpactReport.Status.PENDING
-                if _write(stored.pk, attempt, status=status, attempts=attempt - 1):
-                    _enqueue(version.pk)
-        raise
-    else:
-        if inputs_sha256(version) != inputs:
-            # Changed while compiling: the report describes nothing stored now, and the row
-            # goes (were the inputs to come back, a request would find none and ask again).
-            _mine(stored.pk, attempt).delete()
-            return None
-        else:
-            _write(
-                stored.pk,
-                attempt,
-                status=StoredImpactReport.Status.READY,
-                error="",
-                document=report.document,
-                report_sha256=report.sha256,
-                computed_at=timezone.now(),
-            )
-    finally:
-        beating.set()
-    stored.refresh_from_db()
-    return stored
-
-
-def _claim(stored: StoredImpactReport) -> int | None:
-    """Take the report for this worker: one that is queued, whose last attempt failed, or
-    whose worker was lost, while it has attempts left. The attempt's number, or None."""
-    status = StoredImpactReport.Status
-    now = timezone.now()
-    claimable = Q(status=status.PENDING) | Q(status=status.FAILED) | Q(pk__in=_stale())
-    claimed = StoredImpactReport.objects.filter(
-        claimable, pk=stored.pk, attempts__lt=MAX_ATTEMPTS
-    ).update(status=status.COMPUTING, attempts=F("attempts") + 1, started_at=now, heartbeat_at=now)
-    if not claimed:
-        return None
-    return StoredImpactReport.objects.values_list("attempts", flat=True).get(pk=stored.pk)
-
-
-def _write(report_id: int, attempt: int, **fields: Any) -> int:
-    """Write to the report only while this worker's attempt holds it (still computing, not
-    taken over after a stale heartbeat); the rows written (0 or 1)."""
-    return _mine(report_id, attempt).update(**fields)
-
-
-def _mine(report_id: int, attempt: int) -> QuerySet[StoredImpactReport]:
-    return StoredImpactReport.objects.filter(
-        pk=report_id, status=StoredImpactReport.Status.COMPUTING, attempts=attempt
-    )
+        compute_impact_report.enqueue(pk)

@@ -13,6 +13,7 @@ from compiler import COMPILER_VERSION
 from compiler.canonical import sha256_hex
 from compiler.models import Contract
 from compiler.perturb import admitted_in
+from scenarios import compiling
 
 BASE = "base"
 
@@ -66,8 +67,6 @@ def sweep(
     """(the compiler input, the base compile, each perturbation's `Outcome` by name, the
     failed per-perturbation `expectations`). Those are checked by `compiling.sweep_scenario`,
     the one evaluation the runner and the flip matrix use too."""
-    from scenarios import compiling
-
     if key is not None:
         with _SWEEPS_LOCK:
             cached = _SWEEPS.get(key)

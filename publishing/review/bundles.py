@@ -15,6 +15,7 @@ from compiler.bundle import FORMAT
 from contracts.documents import compiled_contract
 from contracts.models import Bundle, ContractVersion
 from publishing import signing
+from scenarios.models import CorpusCandidate, Scenario
 
 from .catalogue import bundle_source_classes
 from .messages import BUNDLE_TESTS_FAIL, BUNDLE_TESTS_INVALID, NO_BUNDLE
@@ -70,8 +71,6 @@ def bundle_body(
 def _scenarios(version: ContractVersion, propositions: set[str]) -> list[dict[str, Any]]:
     """The decision type's scenarios as the bundle carries them: request, corpus (directory
     and candidates, in order) and expectations."""
-    from scenarios.models import CorpusCandidate, Scenario
-
     scenarios = list(
         Scenario.objects.live()
         .filter(decision_type=version.decision_type)

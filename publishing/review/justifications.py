@@ -21,7 +21,7 @@ from contracts.documents import compiled_contract
 from contracts.models import AuditAction, ContractVersion, ViolationJustification
 from contracts.services import NOT_ALLOWED, Actor, audit_record
 from publishing.impact import ImpactReport
-from publishing.impact.report import proposition_sha256
+from publishing.impact.verdicts import proposition_sha256
 
 from .messages import (
     CANNOT_JUSTIFY,

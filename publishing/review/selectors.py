@@ -17,6 +17,7 @@ from contracts.models import (
     Review,
 )
 from publishing.impact import REPORT_PENDING, ImpactReport, ready_report
+from scenarios.models import Scenario
 
 from .catalogue import catalogue_sha256
 from .messages import (
@@ -109,8 +110,6 @@ def shown_status(version: ContractVersion) -> tuple[str, str]:
 def review_warnings(version: ContractVersion) -> list[str]:
     """What a reviewer should know before deciding but that does not block: lint warnings,
     and a contract no scenario exercises."""
-    from scenarios.models import Scenario
-
     found = [f.message for f in lint.warnings(version_lint(version))]
     if not Scenario.objects.live().filter(decision_type_id=version.decision_type_id).exists():
         found.append(NO_SCENARIO)

@@ -24,7 +24,7 @@ from django.utils import timezone
 from compiler.statements import SignedStatement
 from contracts.documents import compiled_contract, compiler_json, document_sha256
 from contracts.models import Approval, AuditAction, ContractVersion, Review
-from contracts.services import Actor, _return_to_draft, _void_approvals, audit_record
+from contracts.services import Actor, approvals_void, audit_record, version_return_to_draft
 from publishing.impact import (
     REPORT_FAILED,
     REPORT_PENDING,
@@ -85,7 +85,7 @@ def version_withdraw(
     """The owner takes a version out of review (or back from approved) to edit it."""
     locked = lock(version)
     check(actor, locked, WITHDRAW, expected_lock_version)
-    return _return_to_draft(actor=actor, version=locked, reason="withdrawn by its owner")
+    return version_return_to_draft(actor=actor, version=locked, reason="withdrawn by its owner")
 
 
 @transaction.atomic
@@ -177,7 +177,7 @@ def version_request_changes(
     if not comment:
         raise ValidationError({"comment": COMMENT_REQUIRED})
     now = timezone.now()
-    voided = _void_approvals(locked, now=now, reason="changes requested")
+    voided = approvals_void(version=locked, now=now, reason="changes requested")
     close_review(locked, actor=actor, outcome=Review.Outcome.CHANGES_REQUESTED, comment=comment)
     before = locked.status
     locked.status = Status.CHANGES_REQUESTED
@@ -207,7 +207,7 @@ def version_retire(
     before = locked.status
     voided = 0
     if before != Status.PUBLISHED:
-        voided = _void_approvals(locked, now=timezone.now(), reason="version retired")
+        voided = approvals_void(version=locked, now=timezone.now(), reason="version retired")
         close_review(locked, actor=actor, outcome=Review.Outcome.RETIRED)
     locked.status = Status.RETIRED
     locked.save(update_fields=["status", "updated_at"])

@@ -1,8 +1,9 @@
 """Reads for the UI and commands, already filtered by what the user may see.
 
 Everything hangs off a decision type found with `contracts.selectors.decision_type_for_user`:
-a person without `view_decisiontype` on it gets `Http404` for its corpora, scenarios and runs,
-exactly as for the type itself.
+a person without `view_decisiontype` on it finds none of its corpora, scenarios and runs,
+exactly as for the type itself. A lookup of one object raises the model's `DoesNotExist`
+when it is not there; the views answer that with 404.
 
 One module per concern, re-exported here (callers write `from scenarios import selectors`):
 `objects` (lookups, lists, the corpus export), `known` (the values a candidate is checked
@@ -62,7 +63,7 @@ from .strength import (
     mutation_runs,
     strength_panel,
 )
-from .verdicts import LEGEND, VerdictSummary, run_corpus_findings, verdict_summary
+from .verdicts import LEGEND, SummaryCell, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
     "archived_corpora",
@@ -79,6 +80,7 @@ __all__ = [
     "COMPARISON_LABELS",
     "STATES",
     "Cell",
+    "SummaryCell",
     "Comparison",
     "Diff",
     "ExpectationChange",

@@ -35,15 +35,6 @@ class Cell:
         return self.expected is not None
 
     @property
-    def css(self) -> str:
-        return (
-            "cell"
-            + (" flipped" if self.flipped else "")
-            + (" failed" if self.failed else "")
-            + (f" verdict-{self.verdict}" if self.verdict else "")
-        )
-
-    @property
     def title(self) -> str:
         text = f"{self.proposition}: {self.state}"
         if self.flipped:

@@ -1,12 +1,12 @@
-"""The objects a person may see, found through the decision type: lookups (404 without view
-permission on the type), lists with their counts, and the corpus export."""
+"""The objects a person may see, found through the decision type: lookups (the model's
+`DoesNotExist` for one that is not there or not of that type, which a page answers with 404),
+lists with their counts, and the corpus export."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
-from django.http import Http404
 
 from contracts import selectors as contract_selectors
 from contracts.models import ContractVersion, DecisionType
@@ -56,7 +56,7 @@ def corpus_for_user(*, user: User, key: str, pk: int) -> Corpus:
     try:
         return decision_type.corpora.select_related("decision_type").get(pk=pk)
     except Corpus.DoesNotExist:
-        raise Http404("No such corpus.") from None
+        raise Corpus.DoesNotExist("No such corpus.") from None
 
 
 def scenarios(*, decision_type: DecisionType) -> QuerySet[Scenario]:
@@ -79,7 +79,7 @@ def scenario_for_user(*, user: User, key: str, pk: int) -> Scenario:
     try:
         return decision_type.scenarios.select_related("decision_type", "corpus").get(pk=pk)
     except Scenario.DoesNotExist:
-        raise Http404("No such scenario.") from None
+        raise Scenario.DoesNotExist("No such scenario.") from None
 
 
 def runs(*, decision_type: DecisionType, limit: int = 20) -> QuerySet[SuiteRun]:
@@ -93,7 +93,7 @@ def run_for_user(*, user: User, key: str, pk: int) -> SuiteRun:
             "decision_type", "version__decision_type", "scenario", "created_by"
         ).get(pk=pk)
     except SuiteRun.DoesNotExist:
-        raise Http404("No such run.") from None
+        raise SuiteRun.DoesNotExist("No such run.") from None
 
 
 def result_for_user(*, user: User, key: str, run_pk: int, pk: int) -> ScenarioResult:
@@ -101,7 +101,7 @@ def result_for_user(*, user: User, key: str, run_pk: int, pk: int) -> ScenarioRe
     try:
         result = run.results.get(pk=pk)
     except ScenarioResult.DoesNotExist:
-        raise Http404("No such result.") from None
+        raise ScenarioResult.DoesNotExist("No such result.") from None
     result.run = run
     return result
 
@@ -113,7 +113,7 @@ def version_for(*, decision_type: DecisionType, number: int | None) -> ContractV
     else:
         version = decision_type.versions.filter(number=number).first()
     if version is None:
-        raise Http404("No such version.")
+        raise ContractVersion.DoesNotExist("No such version.")
     version.decision_type = decision_type
     return version
 

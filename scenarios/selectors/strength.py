@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -64,11 +63,11 @@ def latest_mutation_run(*, version: ContractVersion) -> MutationRun | None:
 
 
 def mutation_run_of(*, version: ContractVersion, pk: int) -> MutationRun:
-    """One of the version's runs; `Http404` for any other."""
+    """One of the version's runs; `MutationRun.DoesNotExist` for any other."""
     try:
         return version.mutation_runs.select_related("decision_type", "version").get(pk=pk)
     except MutationRun.DoesNotExist:
-        raise Http404("No such suite-strength run of this version.") from None
+        raise MutationRun.DoesNotExist("No such suite-strength run of this version.") from None
 
 
 def strength_panel(*, run: MutationRun) -> StrengthPanel | None:

@@ -82,10 +82,6 @@ class SummaryCell:
     def worst(self) -> str:
         return next((k for k in KINDS if self.counts[k]), "")
 
-    @property
-    def css(self) -> str:
-        return f"verdict-{self.worst}" if self.worst else "verdict-none"
-
 
 @dataclass(frozen=True)
 class VerdictSummary:

@@ -10,11 +10,13 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from contracts.models import DecisionType
 from contracts.services import Actor, audit_record
 from scenarios.audit import Action
 from scenarios.models import Archivable, Corpus, CorpusCandidate, Scenario
 
 from .base import _require_edit
+from .scenarios import SCENARIO_FIELDS, _scenario_state
 
 # Messages tests assert on.
 CORPUS_IN_USE = (
@@ -27,7 +29,19 @@ NOT_ARCHIVED = "'{name}' is not archived."
 COPY_SUFFIX = " (copy)"
 
 
-def _set_archived(row: Archivable, actor: Actor | None, name: str, *, archive: bool) -> None:
+def _change_archived(
+    actor: Actor,
+    row: Archivable,
+    *,
+    archive: bool,
+    name: str,
+    decision_type: DecisionType,
+    actions: tuple[Action, Action],
+    label: str,
+) -> None:
+    """Archive or restore one locked row for an owner of its type, and audit it: `actions` are
+    the audit actions for archiving and restoring, `label` says what was changed."""
+    _require_edit(actor, decision_type)
     if archive and row.is_archived:
         raise ValidationError(ALREADY_ARCHIVED.format(name=name))
     if not archive and not row.is_archived:
@@ -35,6 +49,12 @@ def _set_archived(row: Archivable, actor: Actor | None, name: str, *, archive: b
     row.archived_at = timezone.now() if archive else None
     row.archived_by = actor if archive else None
     row.save(update_fields=["archived_at", "archived_by"])
+    audit_record(
+        actor=actor,
+        action=actions[0] if archive else actions[1],
+        summary=f"{'Archived' if archive else 'Restored'} {label}",
+        decision_type=decision_type,
+    )
 
 
 def _locked_scenario(scenario: Scenario) -> Scenario:
@@ -45,34 +65,31 @@ def _locked_scenario(scenario: Scenario) -> Scenario:
     )
 
 
-@transaction.atomic
-def scenario_archive(*, actor: Actor, scenario: Scenario) -> Scenario:
+def _change_scenario(actor: Actor, scenario: Scenario, *, archive: bool) -> Scenario:
     current = _locked_scenario(scenario)
-    _require_edit(actor, current.decision_type)
-    _set_archived(current, actor, current.name, archive=True)
-    audit_record(
-        actor=actor,
-        action=Action.SCENARIO_ARCHIVED,
-        summary=f"Archived scenario '{current.name}'",
+    if not archive and current.corpus.is_archived:
+        _require_edit(actor, current.decision_type)
+        raise ValidationError(CORPUS_ARCHIVED.format(corpus=current.corpus.name))
+    _change_archived(
+        actor,
+        current,
+        archive=archive,
+        name=current.name,
         decision_type=current.decision_type,
+        actions=(Action.SCENARIO_ARCHIVED, Action.SCENARIO_RESTORED),
+        label=f"scenario '{current.name}'",
     )
     return current
+
+
+@transaction.atomic
+def scenario_archive(*, actor: Actor, scenario: Scenario) -> Scenario:
+    return _change_scenario(actor, scenario, archive=True)
 
 
 @transaction.atomic
 def scenario_restore(*, actor: Actor, scenario: Scenario) -> Scenario:
-    current = _locked_scenario(scenario)
-    _require_edit(actor, current.decision_type)
-    if current.corpus.is_archived:
-        raise ValidationError(CORPUS_ARCHIVED.format(corpus=current.corpus.name))
-    _set_archived(current, actor, current.name, archive=False)
-    audit_record(
-        actor=actor,
-        action=Action.SCENARIO_RESTORED,
-        summary=f"Restored scenario '{current.name}'",
-        decision_type=current.decision_type,
-    )
-    return current
+    return _change_scenario(actor, scenario, archive=False)
 
 
 def _copy_name(scenario: Scenario) -> str:
@@ -101,8 +118,6 @@ def scenario_clone(*, actor: Actor, scenario: Scenario) -> Scenario:
     _require_edit(actor, source.decision_type)
     if source.corpus.is_archived:
         raise ValidationError(CORPUS_ARCHIVED.format(corpus=source.corpus.name))
-    from .scenarios import SCENARIO_FIELDS, _scenario_state
-
     fields = {field: getattr(source, field) for field in SCENARIO_FIELDS}
     fields["name"] = _copy_name(source)
     position = (source.decision_type.scenarios.aggregate(p=Max("position"))["p"] or 0) + 1
@@ -138,61 +153,52 @@ def corpus_archive(*, actor: Actor, corpus: Corpus) -> Corpus:
     if users:
         names = ", ".join(f"'{name}'" for name in users)
         raise ValidationError(CORPUS_IN_USE.format(corpus=current.name, scenarios=names))
-    _set_archived(current, actor, current.name, archive=True)
-    audit_record(
-        actor=actor,
-        action=Action.CORPUS_ARCHIVED,
-        summary=f"Archived corpus '{current.name}'",
-        decision_type=current.decision_type,
-    )
-    return current
+    return _change_corpus(actor, current, archive=True)
 
 
 @transaction.atomic
 def corpus_restore(*, actor: Actor, corpus: Corpus) -> Corpus:
-    current = _locked_corpus(corpus)
-    _require_edit(actor, current.decision_type)
-    _set_archived(current, actor, current.name, archive=False)
-    audit_record(
-        actor=actor,
-        action=Action.CORPUS_RESTORED,
-        summary=f"Restored corpus '{current.name}'",
+    return _change_corpus(actor, _locked_corpus(corpus), archive=False)
+
+
+def _change_corpus(actor: Actor, current: Corpus, *, archive: bool) -> Corpus:
+    _change_archived(
+        actor,
+        current,
+        archive=archive,
+        name=current.name,
         decision_type=current.decision_type,
+        actions=(Action.CORPUS_ARCHIVED, Action.CORPUS_RESTORED),
+        label=f"corpus '{current.name}'",
     )
     return current
 
 
-def _locked_candidate(candidate: CorpusCandidate) -> CorpusCandidate:
-    return (
+def _change_candidate(
+    actor: Actor, candidate: CorpusCandidate, *, archive: bool
+) -> CorpusCandidate:
+    current = (
         CorpusCandidate.objects.select_for_update()
         .select_related("corpus__decision_type")
         .get(pk=candidate.pk)
     )
+    _change_archived(
+        actor,
+        current,
+        archive=archive,
+        name=current.candidate_id,
+        decision_type=current.corpus.decision_type,
+        actions=(Action.CANDIDATE_ARCHIVED, Action.CANDIDATE_RESTORED),
+        label=f"candidate '{current.candidate_id}' of corpus '{current.corpus.name}'",
+    )
+    return current
 
 
 @transaction.atomic
 def candidate_archive(*, actor: Actor, candidate: CorpusCandidate) -> CorpusCandidate:
-    current = _locked_candidate(candidate)
-    _require_edit(actor, current.corpus.decision_type)
-    _set_archived(current, actor, current.candidate_id, archive=True)
-    audit_record(
-        actor=actor,
-        action=Action.CANDIDATE_ARCHIVED,
-        summary=f"Archived candidate '{current.candidate_id}' of corpus '{current.corpus.name}'",
-        decision_type=current.corpus.decision_type,
-    )
-    return current
+    return _change_candidate(actor, candidate, archive=True)
 
 
 @transaction.atomic
 def candidate_restore(*, actor: Actor, candidate: CorpusCandidate) -> CorpusCandidate:
-    current = _locked_candidate(candidate)
-    _require_edit(actor, current.corpus.decision_type)
-    _set_archived(current, actor, current.candidate_id, archive=False)
-    audit_record(
-        actor=actor,
-        action=Action.CANDIDATE_RESTORED,
-        summary=f"Restored candidate '{current.candidate_id}' of corpus '{current.corpus.name}'",
-        decision_type=current.corpus.decision_type,
-    )
-    return current
+    return _change_candidate(actor, candidate, archive=False)

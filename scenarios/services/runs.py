@@ -105,7 +105,8 @@ def _run_create(
 
 def runs_requeue_stale() -> list[SuiteRun]:
     """Requeue every running run whose worker stopped beating (see `run_requeue_if_stale`);
-    the worker does this as it starts, `manage.py requeue_stale_runs` on demand. The runs
+    every worker does this as it starts and every STALE_WORK_CHECK_SECONDS while it lives,
+    `manage.py requeue_stale_runs` on demand. The runs
     requeued or failed."""
     stale = _stale_runs().values_list("pk", flat=True)
     recovered = (run_requeue_if_stale(run_id=pk) for pk in stale)
@@ -116,8 +117,8 @@ def run_requeue_if_stale(*, run_id: int) -> SuiteRun | None:
     """If the run is running, a chunk of it is running and its heartbeat is older than
     `SUITE_RUN_STALE_SECONDS` (its worker was killed, say), queue it again for a worker to
     resume after the scenarios it stored; after `MAX_REQUEUES` requeues, fail it with
-    `RUN_STOPPED` instead. The run if it was stale, else None. The run page calls this as it
-    is viewed."""
+    `RUN_STOPPED` instead. The run if it was stale, else None. `runs_requeue_stale` calls
+    this for each stale run (pages never do: a GET writes nothing)."""
     with transaction.atomic():
         run = (
             _stale_runs()

@@ -102,8 +102,9 @@ def mutation_run_start(*, actor: Actor, version: ContractVersion) -> MutationRun
 
 
 def mutation_runs_fail_stale() -> list[MutationRun]:
-    """Fail every suite-strength run whose worker stopped (`mutation_run_fail_if_stale`); a
-    waiting worker does this now and then (`manage.py db_worker`). The runs failed."""
+    """Fail every suite-strength run whose worker stopped (`mutation_run_fail_if_stale`);
+    every worker does this as it starts and then every STALE_WORK_CHECK_SECONDS
+    (`db_worker`). The runs failed."""
     stale = _stale_mutation_runs().values_list("pk", flat=True)
     failed = (mutation_run_fail_if_stale(run_id=pk) for pk in stale)
     return [run for run in failed if run is not None]
@@ -118,7 +119,8 @@ def mutation_run_fail_if_stale(*, run_id: int) -> MutationRun | None:
     """If the run is running and its worker has not written it for
     `SUITE_RUN_STALE_SECONDS` (it was killed, say), fail it with `STRENGTH_STOPPED`: an owner
     starts it again (a run is minutes at most, so it is not resumed). The run if it was
-    stale, else None. The page calls this as it is viewed."""
+    stale, else None. `mutation_runs_fail_stale` calls this for each stale run (the page
+    never does: a GET writes nothing)."""
     with transaction.atomic():
         run = (
             _stale_mutation_runs()

@@ -28,7 +28,7 @@ def version(atlas, number):
 def test_replaying_against_the_published_contract_changes_nothing(recorded):
     from django.utils import timezone
 
-    from publishing.replay import replay_receipts
+    from publishing.replaying import replay_receipts
 
     report = replay_receipts(version(recorded, 1), days=30, now=timezone.now())
     assert (report["replayed"], report["unchanged"], report["changed"]) == (1, 1, [])
@@ -37,7 +37,7 @@ def test_replaying_against_the_published_contract_changes_nothing(recorded):
 def test_replaying_against_the_draft_names_the_decision_and_its_flip(recorded):
     from django.utils import timezone
 
-    from publishing.replay import replay_receipts
+    from publishing.replaying import replay_receipts
 
     report = replay_receipts(version(recorded, 2), days=30, now=timezone.now())
     (decision,) = report["changed"]
@@ -50,7 +50,7 @@ def test_receipts_older_than_the_window_are_not_replayed(recorded):
     from django.utils import timezone
 
     from publishing.models import DecisionReceipt
-    from publishing.replay import replay_receipts
+    from publishing.replaying import replay_receipts
 
     DecisionReceipt.objects.update(received_at=timezone.now() - dt.timedelta(days=31))
     assert replay_receipts(version(recorded, 2), days=30, now=timezone.now())["replayed"] == 0

@@ -67,7 +67,7 @@ def test_every_missing_variable_is_named_at_once():
 
 @pytest.mark.django_db
 def test_readiness_fails_without_a_recent_worker_heartbeat(client, settings):
-    from scenarios.models import WorkerHeartbeat
+    from workers.models import WorkerHeartbeat
 
     settings.WORKER_STALE_SECONDS = 60
     response = client.get("/readyz")

@@ -31,7 +31,7 @@ def no_compiles(monkeypatch):
     def refuse(version):
         raise AssertionError("a request compiled the impact report")
 
-    monkeypatch.setattr("publishing.impact.stored.impact_report", refuse)
+    monkeypatch.setattr("publishing.impact.computing.impact_report", refuse)
 
 
 def drain_queue():
@@ -132,3 +132,32 @@ def test_the_same_inputs_give_the_same_stored_report(submitted):
     assert first.status == StoredImpactReport.Status.READY
     assert impact.stored_report(submitted).pk == first.pk
     assert StoredImpactReport.objects.filter(version=submitted).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_changes_in_one_transaction_queue_one_recomputation_and_a_rollback_queues_none(
+    submitted,
+):
+    from django.db import transaction
+    from django_tasks_db.models import DBTaskResult
+
+    from scenarios.models import Scenario
+
+    scenarios = list(Scenario.objects.filter(decision_type=submitted.decision_type)[:2])
+    assert len(scenarios) == 2
+    with override_settings(TASKS=DATABASE_TASKS):
+        with transaction.atomic():
+            for scenario in scenarios:
+                scenario.save()
+            scenarios[0].save()
+            assert not DBTaskResult.objects.exists()  # nothing before the commit
+        [queued] = DBTaskResult.objects.all()
+        assert queued.args_kwargs == {"args": [submitted.pk], "kwargs": {}}
+
+        DBTaskResult.objects.all().delete()
+        with pytest.raises(RuntimeError), transaction.atomic():
+            scenarios[1].save()
+            raise RuntimeError("rolled back")
+        assert not DBTaskResult.objects.exists()
+        scenarios[0].save()  # the next commit sends the version once
+        assert DBTaskResult.objects.count() == 1

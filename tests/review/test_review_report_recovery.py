@@ -48,7 +48,7 @@ def computations(monkeypatch):
                 raise RuntimeError("the corpus store is unreachable")
             return real(version)
 
-        monkeypatch.setattr("publishing.impact.stored.impact_report", compute)
+        monkeypatch.setattr("publishing.impact.computing.impact_report", compute)
         return calls
 
     return set_outcomes
@@ -178,7 +178,7 @@ def test_a_report_another_worker_is_computing_is_not_computed_twice(
 ):
     calls = computations("kill")
     version = submit(draft, owner)
-    assert impact.stored.report_compute(version_id=version.pk).status == Status.COMPUTING
+    assert impact.computing.report_compute(version_id=version.pk).status == Status.COMPUTING
     assert calls == ["kill"]  # the live worker's: its heartbeat is recent
 
 
@@ -201,7 +201,7 @@ def test_the_computing_worker_beats_on_the_report(suite, draft, owner, keys, set
                 break
         return real(version)
 
-    monkeypatch.setattr("publishing.impact.stored.impact_report", slow)
+    monkeypatch.setattr("publishing.impact.computing.impact_report", slow)
     with override_settings(TASKS=DATABASE_TASKS):  # computed by a worker, as deployed
         version = submit(draft, owner)
         drain_queue()
@@ -219,7 +219,7 @@ def lost_report(draft, owner, computations):
     [task] = DBTaskResult.objects.all()
     task.claim("the-first-worker")
     with pytest.raises(WorkerKilled):
-        impact.stored.report_compute(version_id=version.pk)
+        impact.computing.report_compute(version_id=version.pk)
     return version
 
 
@@ -248,7 +248,7 @@ def test_a_running_workers_check_queues_a_report_lost_after_it_started(
     worker's periodic check (`check_stale_work`) queues it again once it is."""
     from django_tasks_db.models import DBTaskResult
 
-    from scenarios.management.commands.db_worker import check_stale_work
+    from workers.management.commands.db_worker import check_stale_work
 
     with override_settings(TASKS=DATABASE_TASKS):
         version = lost_report(draft, owner, computations)

@@ -14,8 +14,10 @@ from django.core.management import call_command, get_commands
 from django.urls import reverse
 from django.utils import timezone
 
-from scenarios import runner, selectors, services, stopping, stored_reports
+from scenarios import runner, selectors, services, stored_reports
 from scenarios.models import SuiteRun
+from workers import stopping
+from workers.management.commands.db_worker import check_stale_work
 
 pytestmark = pytest.mark.django_db
 
@@ -137,12 +139,17 @@ def test_a_run_stopped_a_third_time_fails_with_the_reason_on_its_page(
     page_url = reverse("scenarios:run_detail", kwargs={"key": KEY, "pk": run.pk})
     for requeues in (1, 2):
         stale(run)
+        as_owner.get(page_url)  # a page view writes nothing: the workers' check requeues
+        run.refresh_from_db()
+        assert (run.status, run.requeues) == ("running", requeues - 1)
+        check_stale_work()
         page = as_owner.get(page_url).content.decode()
         run.refresh_from_db()
         assert (run.status, run.requeues) == ("running", requeues)
         assert "it was requeued at" in page and f"({requeues} time" in page
 
     stale(run)
+    check_stale_work()
     response = as_owner.get(page_url + "?partial=progress", headers={"HX-Request": "true"})
     run.refresh_from_db()
     assert run.status == "failed" and run.requeues == 2
@@ -192,8 +199,8 @@ def test_the_command_requeues_stale_runs_and_the_worker_command_is_ours(
     assert f"Run {run.pk}: requeued (1 of 2) after 1 of 4 scenarios" in out.getvalue()
     run.refresh_from_db()
     assert run.status == "finished"
-    # `manage.py db_worker` is the scenarios app's: it requeues stale runs as it starts.
-    assert get_commands()["db_worker"] == "scenarios"
+    # `manage.py db_worker` is the workers app's: it recovers stale work as it starts.
+    assert get_commands()["db_worker"] == "workers"
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from contracts import selectors as contract_selectors
 from contracts.models import AuditEvent
 from scenarios import runner, services
 from scenarios.audit import Action
-from scenarios.management.commands.db_worker import check_stale_work
 from scenarios.models import MutationRun, SuiteRun
 from tests.scenarios import strength_domain as domain
+from workers.management.commands.db_worker import check_stale_work
 
 pytestmark = pytest.mark.django_db
 

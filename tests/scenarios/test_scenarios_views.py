@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from scenarios import services
-from scenarios.models import Corpus, Scenario
+from scenarios import selectors, services
+from scenarios.models import Corpus, Scenario, SuiteRun
 from workbench.views import scenarios as views
 
 pytestmark = pytest.mark.django_db
@@ -285,6 +285,23 @@ def test_results_of_an_invisible_run_are_404(client, other_owner, finished_run):
         assert (
             client.get(url(name, key=KEY, run_pk=finished_run.pk, pk=result.pk)).status_code == 404
         )
+
+
+@pytest.mark.parametrize(
+    "name, model, lookup",
+    [
+        ("corpus_detail", Corpus, "corpus_for_user"),
+        ("scenario_detail", Scenario, "scenario_for_user"),
+        ("run_detail", SuiteRun, "run_for_user"),
+    ],
+)
+def test_a_missing_object_of_a_visible_type_is_its_models_does_not_exist_and_a_404(
+    as_owner, owner, atlas, name, model, lookup
+):
+    with pytest.raises(model.DoesNotExist):
+        getattr(selectors, lookup)(user=owner, key=KEY, pk=999999)
+    response = as_owner.get(url(name, key=KEY, pk=999999))
+    assert response.status_code == 404
 
 
 def test_a_viewer_reads_but_cannot_write(client, viewer, corpus, scenario, draft):

@@ -186,7 +186,7 @@ def test_a_worker_started_before_the_run_went_stale_requeues_it_while_it_waits(w
         timeout=300,
     )
     assert second.poll() is None  # still waiting for work: it never had to restart
-    assert "No stale runs." in (tmp_path / "worker-1.log").read_text()  # not at its start
+    assert "No stale work." in (tmp_path / "worker-1.log").read_text()  # not at its start
     assert finished["status"] == "finished", finished["error"]
     # Requeued once; meanwhile the second worker had taken the chunks still queued, so the
     # run resumed from more than the killed worker had done.

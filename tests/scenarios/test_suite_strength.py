@@ -25,6 +25,7 @@ from scenarios.audit import Action
 from scenarios.models import Corpus, MutationRun, Scenario
 from tests.scenarios import strength_domain as domain
 from workbench.views import strength as views
+from workers.management.commands.db_worker import check_stale_work
 
 pytestmark = pytest.mark.django_db
 
@@ -283,15 +284,19 @@ def test_the_page_polls_while_the_worker_computes_and_stops_with_the_report(
     assert 'id="count-surviving"' in done.text
 
 
-def test_a_run_whose_worker_stopped_is_failed_when_the_page_is_viewed(
+def test_a_run_whose_worker_stopped_is_failed_by_the_workers_check_not_by_a_page_view(
     as_owner, owner, version, occupancy, settings
 ):
     run = MutationRun.objects.create(decision_type=occupancy, version=version, started_by=owner)
     stopped = timezone.now() - dt.timedelta(seconds=settings.SUITE_RUN_STALE_SECONDS + 5)
     MutationRun.objects.filter(pk=run.pk).update(status="running", heartbeat_at=stopped)
 
-    response = as_owner.get(page(version))
+    as_owner.get(page(version))  # a GET writes nothing
+    run.refresh_from_db()
+    assert run.status == MutationRun.Status.RUNNING
 
+    check_stale_work()
+    response = as_owner.get(page(version))
     run.refresh_from_db()
     assert run.status == MutationRun.Status.FAILED
     assert "The worker computing this run stopped" in response.text

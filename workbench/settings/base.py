@@ -44,9 +44,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "guardian",
-    "contracts",
-    # Before django_tasks_db: its `db_worker` command requeues stale suite runs, then runs
+    # Before django_tasks_db: its `db_worker` command recovers stale work, then runs
     # django_tasks_db's worker (the first app to provide a command wins).
+    "workers",
+    "contracts",
     "scenarios",
     "django_tasks_db",
     "publishing",

@@ -16,6 +16,7 @@ from scenarios import selectors, services
 from scenarios.models import CorpusCandidate
 
 from .helpers import require_edit as _require_edit
+from .not_found import or_404
 
 # Messages tests assert on.
 ARCHIVED = "Archived '{name}': it is hidden from lists and runs; restore it from Archived."
@@ -37,7 +38,7 @@ def _act(request: HttpRequest, action: Callable[[], Any], done: str, name: str) 
 def _scenario_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
     def view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-        scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+        scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
         _require_edit(request, scenario.decision_type)
         _act(request, lambda: service(actor=request.user, scenario=scenario), done, scenario.name)
         return redirect("scenarios:suite", key=key)
@@ -51,7 +52,7 @@ scenario_restore = _scenario_toggle(services.scenario_restore, RESTORED)
 
 @require_POST
 def scenario_clone(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     try:
         copy = services.scenario_clone(actor=request.user, scenario=scenario)
@@ -66,7 +67,7 @@ def scenario_clone(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def _corpus_toggle(service: Callable[..., Any], done: str) -> Callable[..., HttpResponse]:
     @require_POST
     def view(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-        corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+        corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
         _require_edit(request, corpus.decision_type)
         if _act(request, lambda: service(actor=request.user, corpus=corpus), done, corpus.name):
             return redirect("scenarios:suite", key=key)
@@ -80,7 +81,7 @@ corpus_restore = _corpus_toggle(services.corpus_restore, RESTORED)
 
 
 def _candidate(request: HttpRequest, key: str, pk: int, candidate_id: str) -> CorpusCandidate:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
     candidate = corpus.candidates.filter(candidate_id=candidate_id).first()
     if candidate is None:

@@ -18,6 +18,7 @@ from workbench.forms import scenarios as forms
 
 from .helpers import form_errors as _form_errors
 from .helpers import require_edit as _require_edit
+from .not_found import or_404
 from .scenario_common import _lock, _template, _warn
 
 # Messages tests assert on.
@@ -68,7 +69,7 @@ def corpus_import(request: HttpRequest, key: str) -> HttpResponse:
 
 @require_GET
 def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
@@ -83,7 +84,7 @@ def corpus_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 @require_GET
 def corpus_export(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     response = JsonResponse(selectors.corpus_export(corpus=corpus), json_dumps_params={"indent": 2})
     response["Content-Disposition"] = content_disposition_header(
         True, _download_name(f"{corpus.decision_type.key}-{corpus.name}.json")
@@ -102,7 +103,7 @@ def _download_name(name: str) -> str:
 def candidate_edit(
     request: HttpRequest, key: str, pk: int, candidate_id: str | None = None
 ) -> HttpResponse:
-    corpus = selectors.corpus_for_user(user=request.user, key=key, pk=pk)
+    corpus = or_404(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, corpus.decision_type)
     known = selectors.known_values(decision_type=corpus.decision_type, corpus=corpus)
     existing = None

@@ -16,6 +16,7 @@ from django_htmx.http import HTMX_STOP_POLLING
 from scenarios import selectors, services
 from workbench.forms import scenarios as forms
 
+from .not_found import or_404
 from .scenario_common import _template
 
 # Messages tests assert on.
@@ -57,13 +58,16 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Choose a version to run against.")
         return redirect("scenarios:suite", key=key)
-    version = selectors.version_for(
-        decision_type=decision_type, number=form.cleaned_data["version"]
+    version = or_404(
+        selectors.version_for, decision_type=decision_type, number=form.cleaned_data["version"]
     )
     scenario = None
     if form.cleaned_data.get("scenario"):
-        scenario = selectors.scenario_for_user(
-            user=request.user, key=key, pk=form.cleaned_data["scenario"]
+        scenario = or_404(
+            selectors.scenario_for_user,
+            user=request.user,
+            key=key,
+            pk=form.cleaned_data["scenario"],
         )
     try:
         run = services.run_start(actor=request.user, version=version, scenario=scenario)
@@ -76,10 +80,7 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
 
 @require_GET
 def run_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
-    if run.status == run.Status.RUNNING and services.run_requeue_if_stale(run_id=run.pk):
-        # Its worker had stopped: the page shows it requeued (or failed).
-        run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    run = or_404(selectors.run_for_user, user=request.user, key=key, pk=pk)
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
@@ -165,7 +166,7 @@ def _link_cells(matrix: selectors.Matrix, key: str) -> None:
 @require_GET
 def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """The run's summary, failures and flips as JSON (what `run_scenarios --json` prints)."""
-    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    run = or_404(selectors.run_for_user, user=request.user, key=key, pk=pk)
     # Streamed: a large run's report is written as its rows are read.
     return StreamingHttpResponse(
         selectors.run_report_stream(run=run), content_type="application/json"
@@ -174,7 +175,7 @@ def run_report(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 @require_GET
 def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    run = selectors.run_for_user(user=request.user, key=key, pk=pk)
+    run = or_404(selectors.run_for_user, user=request.user, key=key, pk=pk)
     matrix = None if run.is_active else selectors.coverage_matrix(run=run)
     context = {
         "decision_type": run.decision_type,
@@ -188,7 +189,7 @@ def run_coverage(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 
 @require_GET
 def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
-    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    result = or_404(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
     context = {
         "decision_type": result.run.decision_type,
         "run": result.run,
@@ -200,7 +201,7 @@ def result_packet(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpR
 
 @require_GET
 def result_diff(request: HttpRequest, key: str, run_pk: int, pk: int) -> HttpResponse:
-    result = selectors.result_for_user(user=request.user, key=key, run_pk=run_pk, pk=pk)
+    result = or_404(selectors.result_for_user, user=request.user, key=key, run_pk=run_pk, pk=pk)
     diff = selectors.result_diff(result=result, focus=request.GET.get("proposition"))
     context = {"decision_type": result.run.decision_type, "run": result.run, "diff": diff}
     return render(request, _template(request, "diff", "diff"), context)

@@ -22,6 +22,7 @@ from workbench.forms import scenarios as forms
 
 from .helpers import form_errors as _form_errors
 from .helpers import require_edit as _require_edit
+from .not_found import or_404
 from .parameters import int_parameter
 from .scenario_common import _lock, _template, _warn
 
@@ -38,7 +39,7 @@ DEFAULT_TOP_K = 5
 
 def _propositions(decision_type: Any) -> list[str]:
     """The propositions of the version the editor shows: the slots a scenario can expect."""
-    version = selectors.version_for(decision_type=decision_type, number=None)
+    version = or_404(selectors.version_for, decision_type=decision_type, number=None)
     return [p["key"] for p in contract_document(version)["propositions"]]
 
 
@@ -47,7 +48,9 @@ def scenario_edit(request: HttpRequest, key: str, pk: int | None = None) -> Http
     decision_type = selectors.decision_type_for_user(user=request.user, key=key)
     _require_edit(request, decision_type)
     scenario = (
-        selectors.scenario_for_user(user=request.user, key=key, pk=pk) if pk is not None else None
+        or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+        if pk is not None
+        else None
     )
     propositions = _propositions(decision_type)
     if scenario is not None:
@@ -107,7 +110,7 @@ def _expectations_token(expectations: dict[str, Any]) -> str:
 
 def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | None) -> dict:
     decision_type = scenario.decision_type
-    version = selectors.version_for(decision_type=decision_type, number=number)
+    version = or_404(selectors.version_for, decision_type=decision_type, number=number)
     context: dict[str, Any] = {
         "decision_type": decision_type,
         "scenario": scenario,
@@ -131,14 +134,14 @@ def _scenario_context(request: HttpRequest, scenario: Scenario, number: int | No
 
 @require_GET
 def scenario_detail(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     context = _scenario_context(request, scenario, int_parameter(request.GET, "version"))
     return render(request, _template(request, "scenario", "result"), context)
 
 
 @require_POST
 def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
+    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
     _require_edit(request, scenario.decision_type)
     number = int_parameter(request.POST, "version")
     context = _scenario_context(request, scenario, number)
@@ -171,9 +174,11 @@ def scenario_take_expected(request: HttpRequest, key: str, pk: int) -> HttpRespo
 
 @require_GET
 def scenario_compare(request: HttpRequest, key: str, pk: int) -> HttpResponse:
-    scenario = selectors.scenario_for_user(user=request.user, key=key, pk=pk)
-    version = selectors.version_for(
-        decision_type=scenario.decision_type, number=int_parameter(request.GET, "version")
+    scenario = or_404(selectors.scenario_for_user, user=request.user, key=key, pk=pk)
+    version = or_404(
+        selectors.version_for,
+        decision_type=scenario.decision_type,
+        number=int_parameter(request.GET, "version"),
     )
     top_k = max(1, min(int_parameter(request.GET, "top_k") or DEFAULT_TOP_K, 100))
     context: dict[str, Any] = {

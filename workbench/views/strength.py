@@ -21,6 +21,7 @@ from scenarios import selectors, services
 from workbench.forms.scenarios import ProposalForm
 
 from .helpers import FORM_INVALID, page_or_partial, require_edit
+from .not_found import or_404
 
 # Messages tests assert on.
 STRENGTH_QUEUED = "Suite strength of version {number} is being computed."
@@ -45,9 +46,6 @@ def _render(
     status: int = 200,
 ) -> HttpResponse:
     run = selectors.latest_mutation_run(version=version)
-    if run is not None and run.status == run.Status.RUNNING:
-        # Its worker had stopped: the page shows it failed, and why.
-        run = services.mutation_run_fail_if_stale(run_id=run.pk) or run
     may_edit = services.can_edit(request.user, version.decision_type)
     context = {
         "decision_type": version.decision_type,
@@ -96,7 +94,7 @@ def version_strength_add(request: HttpRequest, key: str, number: int) -> HttpRes
     if not form.is_valid():
         errors = [f"{name}: {' '.join(e)}" for name, e in form.errors.items()]
         return _render(request, version, errors=errors, status=FORM_INVALID)
-    run = selectors.mutation_run_of(version=version, pk=form.cleaned_data["run"])
+    run = or_404(selectors.mutation_run_of, version=version, pk=form.cleaned_data["run"])
     try:
         scenario, unpinned = services.proposal_add(
             actor=request.user, run=run, mutant_key=form.cleaned_data["mutant"]

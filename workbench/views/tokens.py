@@ -27,6 +27,7 @@ from contracts import selectors
 from contracts.services import EditConflict
 from publishing import contract_files, contract_import, replay, tokens
 
+from .not_found import or_404
 from .parameters import int_parameter
 
 TEMPLATE = "publishing/tokens.html"
@@ -89,7 +90,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
-    token = tokens.token_for_user(user=request.user, pk=pk)
+    token = or_404(tokens.token_for_user, user=request.user, pk=pk)
     try:
         tokens.token_revoke(actor=request.user, token=token)
     except ValidationError as error:

@@ -10,6 +10,7 @@ from contracts import services
 from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion
 from publishing import review
+from publishing.demo import KeyFiles
 
 ACTIONS = ("submit", "approve", "request-changes", "publish", "retire", "withdraw", "report")
 
@@ -135,8 +136,6 @@ def _acknowledged(widening_ids: list[str], options: Any) -> list[str]:
 def _key_files(options: Any) -> Any:
     """Approving and publishing are signed with the person's own key file (keygen's
     `--out` directory, holding USERNAME.key): the workbench holds no private key."""
-    from publishing.demo import KeyFiles
-
     if not options.get("key_dir"):
         raise CommandError("approve and publish sign with your key file: pass --key-dir DIR")
     return KeyFiles(options["key_dir"])

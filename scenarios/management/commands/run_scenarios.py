@@ -12,8 +12,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.http import Http404
 
+from contracts.models import ContractVersion
 from scenarios import selectors, services
 from scenarios.expectations import failure_text
 from scenarios.management.commands.import_fixtures import _actor, _decision_type
@@ -41,7 +41,7 @@ class Command(BaseCommand):
         actor = _actor(options["user"], decision_type)
         try:
             version = selectors.version_for(decision_type=decision_type, number=options["number"])
-        except Http404:
+        except ContractVersion.DoesNotExist:
             raise CommandError(f"{decision_type.key} has no version {options['number']}.") from None
         try:
             run = services.run_start(actor=actor, version=version, background=False)

@@ -18,7 +18,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connections
-from django.dispatch import Signal
 from django.utils import timezone
 
 from .models import WorkerHeartbeat
@@ -68,15 +67,3 @@ def every(interval: float, write: Callable[[], object], *, name: str) -> threadi
 
     threading.Thread(target=loop, name=name, daemon=True).start()
     return stop
-
-
-# Sent by `manage.py db_worker` as it starts, before it takes a task: what each app recovers
-# from a worker that stopped (suite runs are requeued by the command itself; the impact
-# report, a layer above, connects here).
-worker_starting = Signal()
-
-# Sent by `manage.py db_worker` every STALE_WORK_CHECK_SECONDS while it lives (waiting for
-# work or not): the same recovery again, for a worker killed after this one started. A run
-# killed within the staleness window of a worker's start is not stale yet as that worker
-# starts, and would otherwise stay "running" until someone looked at it.
-stale_work_check = Signal()
