@@ -194,6 +194,19 @@ RECIPES: dict[str, Recipe] = {
     "demo_workspace": Recipe(lambda: contracts_demo.load(io.StringIO()), fits=_no_people),
     "demo": Recipe(_load_demo, fits=_no_people),
 }
+
+
+def add_part(name: str, build: Callable[[], None], *, after: tuple[str, ...] = ()) -> None:
+    """Make `build` the part of fixture `name` (a conftest's, at import): recorded when a
+    collected test asks for that fixture, after the parts in `after`."""
+    if name in RECIPES:
+        raise ValueError(f"the shared world already has a part named {name!r}")
+    unknown = [part for part in after if part not in RECIPES]
+    if unknown:
+        raise ValueError(f"part {name!r} is built on parts the world does not have: {unknown}")
+    RECIPES[name] = Recipe(build, after=after)
+
+
 USERNAMES = {
     name: recipe.build.args[0]
     for name, recipe in RECIPES.items()
