@@ -8,7 +8,7 @@ only the refund-desk type, `catalogue_manager` manages the shared source-class c
 
 from __future__ import annotations
 
-import io
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -36,11 +36,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # --------------------------------------------------------------------------- people
 
 
-@pytest.fixture(autouse=True)
-def _demo_keys_outside_the_checkout(settings, tmp_path_factory):
-    """The demo's key files (load_demo) go to the test session's temporary folder, not to
-    the checkout's var/demo-keys."""
-    settings.DEMO_KEYS_DIR = str(tmp_path_factory.getbasetemp() / "demo-keys")
+def _demo_keys_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.getbasetemp() / "demo-keys")
+
+
+if importlib.util.find_spec("pytest_django") is not None:
+    # Not where tests/compiler runs on its own, with the evidence-compiler wheel and no Django
+    # (test_distribution.py); the other fixtures here are only set up when a test asks.
+
+    @pytest.fixture(autouse=True)
+    def _demo_keys_outside_the_checkout(settings, tmp_path_factory):
+        """The demo's key files (load_demo) go to the test session's temporary folder, not
+        to the checkout's var/demo-keys."""
+        settings.DEMO_KEYS_DIR = _demo_keys_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker, request, tmp_path_factory):
+    """pytest-django's test database, plus the rows of the shared world's parts (people,
+    catalogue, types, demo) that the collected tests ask for, recorded once (shared_world)."""
+    from django.test import override_settings
+    from shared_world import WORLD
+
+    wanted = {name for item in request.session.items for name in getattr(item, "fixturenames", ())}
+    with (
+        django_db_blocker.unblock(),
+        override_settings(DEMO_KEYS_DIR=_demo_keys_dir(tmp_path_factory)),
+    ):
+        WORLD.record(wanted)
 
 
 @pytest.fixture
@@ -61,11 +84,15 @@ def make_user(db):
     return make
 
 
-@pytest.fixture
-def owner(make_user):
-    from contracts import roles
+# The fixtures below take their rows from the world built once per test process
+# (shared_world); each returns a fresh instance, so no permission cache outlives a test.
 
-    return make_user("olivia", roles.POLICY_OWNERS)
+
+@pytest.fixture
+def owner(db):
+    from shared_world import WORLD
+
+    return WORLD.person("owner")
 
 
 @pytest.fixture
@@ -76,41 +103,45 @@ def as_owner(client, owner):
 
 
 @pytest.fixture
-def other_owner(make_user):
-    from contracts import roles
+def other_owner(db):
+    from shared_world import WORLD
 
-    return make_user("otto", roles.POLICY_OWNERS)
-
-
-@pytest.fixture
-def reviewer(make_user):
-    from contracts import roles
-
-    return make_user("rafael", roles.RISK_REVIEWERS)
+    return WORLD.person("other_owner")
 
 
 @pytest.fixture
-def viewer(make_user):
-    from contracts import roles
+def reviewer(db):
+    from shared_world import WORLD
 
-    return make_user("vera", roles.VIEWERS)
-
-
-@pytest.fixture
-def catalogue_manager(make_user):
-    from contracts import roles
-
-    return make_user("cleo", roles.CATALOGUE_MANAGERS)
+    return WORLD.person("reviewer")
 
 
 @pytest.fixture
-def stranger(make_user):
-    return make_user("sam")
+def viewer(db):
+    from shared_world import WORLD
+
+    return WORLD.person("viewer")
 
 
 @pytest.fixture
-def superuser(make_user):
-    return make_user("root", superuser=True)
+def catalogue_manager(db):
+    from shared_world import WORLD
+
+    return WORLD.person("catalogue_manager")
+
+
+@pytest.fixture
+def stranger(db):
+    from shared_world import WORLD
+
+    return WORLD.person("stranger")
+
+
+@pytest.fixture
+def superuser(db):
+    from shared_world import WORLD
+
+    return WORLD.person("superuser")
 
 
 # --------------------------------------------------------------------------- contracts
@@ -119,27 +150,36 @@ def superuser(make_user):
 @pytest.fixture
 def catalogue(owner, catalogue_manager):
     """The demo's source classes, created through the service by the catalogue manager."""
-    from contracts import demo
+    from shared_world import WORLD
+
     from contracts.models import SourceClass
 
-    demo.create_source_classes(actor=catalogue_manager)
+    WORLD.insert("catalogue")
     return {c.key: c for c in SourceClass.objects.all()}
 
 
 @pytest.fixture
 def atlas(catalogue, owner, reviewer, viewer):
     """The Atlas credit-review type: owned by `owner`, shared with `reviewer` and `viewer`."""
-    from contracts import demo
+    from shared_world import WORLD
 
-    return demo.create_contract(demo.ATLAS, owner=owner, reviewers=[reviewer], viewers=[viewer])
+    from contracts import demo
+    from contracts.models import DecisionType
+
+    WORLD.insert("atlas")
+    return DecisionType.objects.get(key=demo.ATLAS.key)
 
 
 @pytest.fixture
 def refund(catalogue, other_owner):
     """The refund-desk type, owned by `other_owner` and shared with nobody."""
-    from contracts import demo
+    from shared_world import WORLD
 
-    return demo.create_contract(demo.REFUND_DESK, owner=other_owner)
+    from contracts import demo
+    from contracts.models import DecisionType
+
+    WORLD.insert("refund")
+    return DecisionType.objects.get(key=demo.REFUND_DESK.key)
 
 
 @pytest.fixture
@@ -151,6 +191,7 @@ def draft(atlas):
 
 @pytest.fixture
 def demo_workspace(db):
-    from contracts import demo
+    """contracts.demo.load: the demo people, the catalogue and both types, nothing published."""
+    from shared_world import WORLD
 
-    demo.load(io.StringIO())
+    WORLD.insert("demo_workspace")

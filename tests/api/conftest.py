@@ -3,19 +3,17 @@ desk unpublished), service tokens of each kind, and a helper for bearer requests
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
 
 @pytest.fixture
 def demo(db):
     """`load_demo`: the demo people, both types, Atlas v1 published and v2 drafted."""
-    from django.core.management import call_command
+    from shared_world import WORLD
 
     from contracts.models import DecisionType
 
-    call_command("load_demo", stdout=io.StringIO())
+    WORLD.insert("demo")
     return {t.key: t for t in DecisionType.objects.all()}
 
 

@@ -2,11 +2,12 @@
 retrieval service or a CI job uses it: the wheel is built from this checkout
 (packaging/evidence-compiler, as `make dist-compiler` does), installed into a fresh virtual
 environment that has no Django, and its console script runs `verify-bundle`,
-`compile --bundle --receipt` and `test` there.
+`compile --bundle --receipt` and `test` there; the compiler's own tests (tests/compiler) run
+there too, against the installed wheel.
 
-Marked `distribution`; it installs pydantic, rfc8785, cryptography, orjson and PyYAML into that
-environment through pip's configured index (pip's cache makes a rerun take seconds). It is
-part of the normal suite and never skipped."""
+Marked `distribution`; it installs pydantic, rfc8785, cryptography, orjson, PyYAML, pytest and
+Hypothesis into that environment through pip's configured index (pip's cache makes a rerun
+take seconds). It is part of the normal suite and never skipped."""
 
 from __future__ import annotations
 
@@ -108,16 +109,23 @@ def test_the_sdist_builds_the_same_wheel_away_from_the_checkout(wheel, tmp_path)
     assert next(out.glob("*.whl")).read_bytes() == wheel.read_bytes()
 
 
-def test_installed_without_django_it_verifies_compiles_with_a_receipt_and_tests(wheel, tmp_path):
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A fresh virtual environment with the wheel (and its yaml extra), pytest and
+    Hypothesis: what the compiler's own tests need, and no Django."""
+    venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-         "--disable-pip-version-check", f"{wheel}[yaml]"],
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--quiet", "--disable-pip-version-check", f"{wheel}[yaml]", "pytest", "hypothesis"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
+    return venv
+
+
+def test_installed_without_django_it_verifies_compiles_with_a_receipt_and_tests(venv, tmp_path):
+    python = venv / "bin" / "python"
     work = tmp_path / "work"  # not the checkout, so `compiler` comes from the venv
     work.mkdir()
     probe = subprocess.run(
@@ -167,3 +175,17 @@ def test_installed_without_django_it_verifies_compiles_with_a_receipt_and_tests(
     assert held and held[1] == held[2], tested.stdout  # every testcase holds
     assert junit.read_text().count("<testcase ") == int(held[2])
     assert run("test", bundle, "--public-key", keys).returncode == 0
+
+
+def test_the_compilers_own_tests_pass_with_the_wheel_and_no_django(venv, tmp_path):
+    """tests/compiler needs only the wheel, pytest and Hypothesis: neither Django nor the
+    workbench's apps (this module, which builds the wheel, is left out)."""
+    python = str(venv / "bin" / "python")
+    assert subprocess.run([python, "-c", "import django"], capture_output=True).returncode == 1
+    tested = subprocess.run(
+        [python, "-m", "pytest", str(ROOT / "tests" / "compiler"), "-p", "no:cacheprovider",
+         "-q", "-x", f"--ignore={Path(__file__).resolve()}"],
+        cwd=tmp_path, capture_output=True, text=True,  # away from the checkout's `compiler`
+    )  # fmt: skip
+    assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-4000:]
+    assert re.search(r"\b\d{3,} passed\b", tested.stdout), tested.stdout[-2000:]

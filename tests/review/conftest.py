@@ -3,8 +3,6 @@ Atlas type, and versions in each state of the review flow."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
 
@@ -44,13 +42,9 @@ def keys(owner, reviewer, devices):
 @pytest.fixture
 def suite(atlas, owner):
     """The demo's corpora and scenarios (the refund desk too: the demo loads both types)."""
-    from contracts import demo as contracts_demo
-    from contracts.models import DecisionType
-    from scenarios import demo
+    from shared_world import WORLD
 
-    if not DecisionType.objects.filter(key=contracts_demo.REFUND_DESK.key).exists():
-        contracts_demo.create_contract(contracts_demo.REFUND_DESK, owner=owner)
-    demo.load(io.StringIO(), queue_runs=False)
+    WORLD.insert("suite")
     return atlas
 
 

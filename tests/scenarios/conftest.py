@@ -8,12 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
+from shared_world import WORLD, add_part
 
 ATLAS_INPUT = json.loads((Path(__file__).parents[2] / "examples" / "atlas.json").read_text())
 
 
-@pytest.fixture
-def atlas_document():
+SCENARIO_NAME = "Maya asks about Atlas"
+
+
+def _atlas_document():
     return {
         "directory": copy.deepcopy(ATLAS_INPUT["directory"]),
         "candidates": copy.deepcopy(ATLAS_INPUT["candidates"]),
@@ -21,12 +24,17 @@ def atlas_document():
 
 
 @pytest.fixture
-def corpus(atlas, owner, atlas_document):
-    from scenarios import services
+def atlas_document():
+    return _atlas_document()
 
-    return services.corpus_import(
-        actor=owner, decision_type=atlas, name="atlas", document=atlas_document
-    )
+
+@pytest.fixture
+def corpus(atlas, owner, atlas_document):
+    from scenarios.models import Corpus
+
+    assert atlas_document == _atlas_document()  # what the recorded part was built from
+    WORLD.insert("corpus")
+    return Corpus.objects.get(decision_type=atlas, name="atlas")
 
 
 def _scenario_fields(**changes):
@@ -55,22 +63,67 @@ def scenario_fields():
 
 @pytest.fixture
 def scenario(atlas, owner, corpus):
-    from scenarios import services
+    from scenarios.models import Scenario
 
-    return services.scenario_create(
-        actor=owner,
-        decision_type=atlas,
-        corpus=corpus,
-        name="Maya asks about Atlas",
-        **_scenario_fields(),
-    )
+    WORLD.insert("scenario")
+    return Scenario.objects.get(decision_type=atlas, name=SCENARIO_NAME)
 
 
 @pytest.fixture
 def finished_run(owner, draft, scenario):
+    from scenarios.models import SuiteRun
+
+    WORLD.insert("finished_run")
+    return SuiteRun.objects.get(version=draft)
+
+
+# The parts of the shared world (tests/shared_world.py) the fixtures above take their rows from.
+
+
+def _owner_and_atlas():
+    from django.contrib.auth import get_user_model
+
+    from contracts import demo
+    from contracts.models import DecisionType
+
+    owner = get_user_model().objects.get(username=demo.OWNER)
+    return owner, DecisionType.objects.get(key=demo.ATLAS.key)
+
+
+def _make_corpus() -> None:
     from scenarios import services
 
-    return services.run_start(actor=owner, version=draft)
+    owner, atlas = _owner_and_atlas()
+    services.corpus_import(
+        actor=owner, decision_type=atlas, name="atlas", document=_atlas_document()
+    )
+
+
+def _make_scenario() -> None:
+    from scenarios import services
+    from scenarios.models import Corpus
+
+    owner, atlas = _owner_and_atlas()
+    services.scenario_create(
+        actor=owner,
+        decision_type=atlas,
+        corpus=Corpus.objects.get(decision_type=atlas, name="atlas"),
+        name=SCENARIO_NAME,
+        **_scenario_fields(),
+    )
+
+
+def _finish_a_run() -> None:
+    from contracts import selectors
+    from scenarios import services
+
+    owner, atlas = _owner_and_atlas()
+    services.run_start(actor=owner, version=selectors.current_version(decision_type=atlas))
+
+
+add_part("corpus", _make_corpus, after=("atlas", "owner"))
+add_part("scenario", _make_scenario, after=("atlas", "owner", "corpus"))
+add_part("finished_run", _finish_a_run, after=("owner", "atlas", "scenario"))
 
 
 @pytest.fixture
