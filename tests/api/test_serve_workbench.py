@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import time
 import urllib.request
-
-from atlas_bundle import atlas_request
-from serving import DecisionServer
+from pathlib import Path
 
 from compiler_tools import main
+
+# The compiler tests' helpers: the Atlas request and a decision server in a thread.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compiler"))
+from atlas_bundle import atlas_request  # noqa: E402
+from serving import DecisionServer  # noqa: E402
 
 ATLAS = "credit.review.continuation"
 
