@@ -190,7 +190,9 @@ class CandidateForm(forms.Form):
     lock_version = LockVersionField()
     # Ids are data: kept exactly as typed, spaces included.
     id = forms.CharField(max_length=200, strip=False)
-    entity = forms.CharField(max_length=200)
+    entity = forms.CharField(
+        max_length=200, help_text="An entity id, or * for every entity of the directory."
+    )
     evidence_class = forms.CharField(max_length=64)
     allowed_roles = ListField()
     allowed_purposes = ListField()
