@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-from compiler import OrderRole, Requirement
+from compiler import ALL_ENTITIES, OrderRole, Requirement
 from scenarios.compiling import NOT_JSON, CorpusInvalid, CorpusProblem, read_json
 from scenarios.models import SLOT_STATES, Corpus, CorpusCandidate, Scenario
 from scenarios.services import (
@@ -191,7 +191,8 @@ class CandidateForm(forms.Form):
     # Ids are data: kept exactly as typed, spaces included.
     id = forms.CharField(max_length=200, strip=False)
     entity = forms.CharField(
-        max_length=200, help_text="An entity id, or * for every entity of the directory."
+        max_length=200,
+        help_text=f"An entity id, or {ALL_ENTITIES} for every entity of the directory.",
     )
     evidence_class = forms.CharField(max_length=64)
     allowed_roles = ListField()
