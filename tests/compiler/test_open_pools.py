@@ -48,13 +48,13 @@ def test_a_successor_outside_the_pool_supersedes_on_every_date():
     # bounds no expiry: valid_until comes from the admitted item alone.
     doc = document(
         candidate("kept", valid_to="2026-12-31"),
-        candidate("replaced", valid_from="2027-01-01", superseded_by="not-retrieved"),
+        candidate("replaced", valid_from="2026-10-01", superseded_by="not-retrieved"),
         decision_date="2026-09-01",
     )
     out = compile_doc(doc)
     assert rejection(out, "replaced") == ("not_applicable", "not_yet_valid")
     assert out.valid_until is not None and out.valid_until.isoformat() == "2026-12-31"
-    later = compile_doc({**doc, "request": {**doc["request"], "decision_date": "2027-06-01"}})
+    later = compile_doc({**doc, "request": {**doc["request"], "decision_date": "2026-11-01"}})
     assert rejection(later, "replaced") == ("not_applicable", "superseded")
 
 
