@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from compiler import _pushdown as pushdown
     from compiler._canonical import canonical_bytes, sha256_hex
     from compiler._codes import (
+        ALL_ENTITIES,
         Detail,
         OrderRole,
         Outcome,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "compiler._codes": [
+        "ALL_ENTITIES",
         "Detail",
         "OrderRole",
         "Outcome",
@@ -164,6 +166,7 @@ _NAMESPACES = {"pushdown": "compiler._pushdown"}
 __getattr__ = lazy_surface(__name__, _HOMES, _NAMESPACES)
 
 __all__ = [
+    "ALL_ENTITIES",
     "COMPILER_VERSION",
     "CONTAMINATION_SIZE",
     "Candidate",

@@ -57,6 +57,7 @@ class Reason(StrEnum):
     BUDGET_EXCEEDED = "budget_exceeded"
     NOT_NEEDED_FOR_CONTRACT = "not_needed_for_contract"
     DEPENDENCY_MISSING = "dependency_missing"
+    DEPENDENCY_ABSENT = "dependency_absent"
 
 
 class Detail(StrEnum):
@@ -69,6 +70,11 @@ class Detail(StrEnum):
     NOT_YET_VALID = "not_yet_valid"
     EXPIRED = "expired"
     SUPERSEDED = "superseded"
+
+
+ALL_ENTITIES = "*"
+"""A candidate's `entity` when it applies to every entity of the directory (docs/design.md,
+"Pools as retrievers return them"); no request can be about it."""
 
 
 class RefusalReason(StrEnum):

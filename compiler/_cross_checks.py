@@ -65,12 +65,9 @@ def may_have_problems(model: Any) -> bool:
         for form in c.forms:
             if form.rank > MAX_SAFE_INTEGER or form.tokens > MAX_SAFE_INTEGER:
                 return True
-        for dependency in c.depends_on:
-            if dependency not in ids:
-                return True
-        if c.superseded_by is not None:
-            if c.superseded_by not in ids:
-                return True
+        # A reference outside the pool is no problem (docs/design.md, "Pools as retrievers
+        # return them"); only a loop through the pool is.
+        if c.superseded_by is not None and c.superseded_by in ids:
             successor[c.id] = c.superseded_by
         if c.group is not None:
             group_classes.setdefault(c.group, set()).add(c.requirement.value)
@@ -165,19 +162,10 @@ def _candidate_problems(candidates: list[Any] | tuple[Any, ...]) -> Iterator[Pro
     required_groups: set[str] = set()
     looping = _on_supersession_cycles(candidates, first_index)
     for index, item in _indexed(candidates):
-        for position, dependency in enumerate(_strings(item.get("depends_on"))):
-            if dependency not in first_index:
-                yield (
-                    ("candidates", index, "depends_on", position),
-                    f"depends on '{dependency}', which is not among the candidates",
-                )
+        # `superseded_by` and `depends_on` may name ids outside the pool (docs/design.md,
+        # "Pools as retrievers return them"): only a loop through the pool is a problem.
         replaced_by = item.get("superseded_by")
-        if isinstance(replaced_by, str) and replaced_by not in first_index:
-            yield (
-                ("candidates", index, "superseded_by"),
-                f"superseded_by names '{replaced_by}', which is not among the candidates",
-            )
-        elif (
+        if (
             isinstance(replaced_by, str)
             and isinstance(item_id := item.get("id"), str)
             and (
@@ -291,9 +279,3 @@ def _as_int(value: Any) -> Any:
         return int(value)
     except (TypeError, ValueError):
         return value
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, str)]
-    return []

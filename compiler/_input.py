@@ -2,7 +2,7 @@
 
 Field-level problems (a negative token count, a relevance outside [0, 1], a `valid_to` before
 `valid_from`) are reported by pydantic for every candidate at once; problems that span several
-candidates (duplicate ids, dangling dependencies, a required group that mixes requirement
+candidates (duplicate ids, a supersession loop, a required group that mixes requirement
 classes, a mismatched policy) are found by `_cross_checks.cross_reference_problems` on the raw
 document and merged into the same `ValidationError`, so one call lists everything wrong.
 """
@@ -152,7 +152,9 @@ class Source(Frozen):
 
 class Candidate(Frozen):
     id: Identifier
-    entity: Identifier
+    entity: Identifier = Field(
+        description='The entity id it concerns, or "*" when it applies to every entity.'
+    )
     allowed_roles: tuple[str, ...]
     allowed_purposes: tuple[str, ...]
     denied_roles: tuple[str, ...] = ()
@@ -163,7 +165,11 @@ class Candidate(Frozen):
     valid_from: dt.date
     valid_to: dt.date | None = None
     superseded: StrictBool = False
-    superseded_by: str | None = None
+    superseded_by: str | None = Field(
+        None,
+        description="The candidate that replaces it; an id outside the pool still makes it "
+        "superseded.",
+    )
     tokens: Tokens
     relevance: Score
     content: str
@@ -171,7 +177,11 @@ class Candidate(Frozen):
     requirement: Requirement = Requirement.PREFERRED
     forms: tuple[Form, ...] = ()
     floor: int | None = Field(None, ge=0, strict=True)
-    depends_on: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = Field(
+        (),
+        description="Candidates that must enter the packet with it; an id outside the pool "
+        "keeps it out (dependency_absent).",
+    )
     group: str | None = None
     group_required: StrictBool = False
     source: Source | None = None

@@ -14,16 +14,18 @@ and parameters, turns candidates into rows and compiles rows; the caller execute
 What the query returns is U plus what the in-memory pipeline needs to decide exactly as it
 would over the whole pool:
 
-* *eligible* rows: they pass deny, role, purpose, entity, expiry, the `superseded` flag and the
-  evidence-class check. Each carries a flag `admitted`, true when it has also started and no
-  successor is in force (that is U). The eligible rows that are not admitted are the ones
+* *eligible* rows: they pass deny, role, purpose, entity (the request's or `"*"`), expiry, the
+  `superseded` flag, a `superseded_by` the table holds, and the evidence-class check. Each
+  carries a flag `admitted`, true when it has also started and no successor is in force (that
+  is U). The eligible rows that are not admitted are the ones
   admission calls *waiting* (not yet valid, or superseded by an item in force); `valid_until`
   needs them.
 * every member of a group that has an admitted member (a member outside U blocks the others);
 * the named items (a refusal names why a named item is not admissible);
 * and, transitively, every row a loaded row links to through `superseded_by` or `depends_on`
-  (admission reads a successor's dates; planning blocks an item whose dependency is outside U;
-  validation needs every reference to resolve).
+  (admission reads a successor's dates; planning blocks an item whose dependency is outside U,
+  and tells a dependency outside U from one absent from the table: a row the table holds must
+  be loaded, or the compile would take it for absent).
 
 Role inheritance, delegation and the entity alias are resolved in Python first (pass 2 on the
 request alone), then pushed as parameters. A request the resolve or type-check pass refuses
@@ -40,7 +42,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compiler._codes import OrderRole
+from compiler._codes import ALL_ENTITIES, OrderRole
 from compiler._errors import Refused
 from compiler._input import Contract, Directory, Request
 from compiler._passes.resolve import Resolution, resolve
@@ -103,7 +105,7 @@ def admission_fragments(
     return Lowered(
         dialect=dialect,
         table=t,
-        eligible=_eligible(lowering, request, resolution, contract),
+        eligible=_eligible(lowering, t, request, resolution, contract),
         admitted=_admitted_now(lowering, t, request),
         companions=_companions(lowering, t, request),
     )
@@ -168,7 +170,7 @@ def assemble(lowered: Lowered) -> tuple[str, list[Any]]:
 
 
 def _eligible(
-    lowering: _Lowering, request: Request, resolution: Resolution, contract: Contract
+    lowering: _Lowering, t: str, request: Request, resolution: Resolution, contract: Contract
 ) -> tuple[Fragment, ...]:
     parties = {request.principal}
     if request.delegation is not None:
@@ -182,9 +184,15 @@ def _eligible(
         _negated("not_denied_role", lowering.any_of("c.denied_roles", deny_roles)),
         lowering.any_of("c.allowed_roles", resolution.effective_roles)._replace(name="role"),
         lowering.has("c.allowed_purposes", request.purpose)._replace(name="purpose"),
-        Fragment("entity", f"c.entity = {m}", (resolution.entity,)),
+        Fragment("entity", f"c.entity IN ({m}, {m})", (resolution.entity, ALL_ENTITIES)),
         Fragment("not_expired", f"c.valid_to IS NULL OR c.valid_to >= {m}", (on,)),
         Fragment("not_marked_superseded", "NOT c.superseded"),
+        # A successor the table does not hold supersedes for good (docs/design.md).
+        Fragment(
+            "successor_in_pool",
+            f"c.superseded_by IS NULL OR EXISTS (SELECT 1 FROM {t} AS s"
+            " WHERE s.id = c.superseded_by)",
+        ),
         _evidence_class(lowering, contract),
     )
 

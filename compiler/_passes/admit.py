@@ -9,11 +9,13 @@ The checks run in this order and the first failure names the rejection:
 |                      |               | a delegation's scopes never lift a deny)              |
 | not_authorised       | role          | no effective role is allowed                          |
 | not_authorised       | purpose       | the request's purpose is not allowed                  |
-| not_applicable       | entity        | it concerns another entity                            |
+| not_applicable       | entity        | it concerns another entity (an `entity` of "*"        |
+|                      |               | concerns every entity)                                |
 | not_applicable       | not_yet_valid | its validity starts after the decision date           |
 | not_applicable       | expired       | its last valid day is before the decision date        |
 | not_applicable       | superseded    | it is marked superseded, or the candidate that        |
-|                      |               | supersedes it is in force on the decision date        |
+|                      |               | supersedes it is in force on the decision date or is  |
+|                      |               | not in the pool (replaced, just not retrieved)        |
 | wrong_evidence_class | -             | it speaks to propositions of the contract, none of    |
 |                      |               | which accepts its class; or it is evidence for        |
 |                      |               | nothing the contract asks                             |
@@ -27,7 +29,7 @@ import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from compiler._codes import Detail, OrderRole, Outcome, Pass, Reason
+from compiler._codes import ALL_ENTITIES, Detail, OrderRole, Outcome, Pass, Reason
 from compiler._passes.resolve import Resolution
 from compiler._trace import Trace, TraceRow
 
@@ -141,19 +143,24 @@ def admit(
             failure = _ROLE
         elif purpose not in c.allowed_purposes:
             failure = _PURPOSE
-        elif c.entity != entity:
+        elif c.entity != entity and c.entity != ALL_ENTITIES:
             failure = _ENTITY
         elif on < c.valid_from:
             failure = _NOT_YET_VALID
             # It bounds valid_until only if it would be admitted once valid: a superseded or
             # wrong-class item that comes into force leaves U as it is.
-            if not c.superseded and _typed_propositions(c, accepted) is not None:
+            if not _superseded_for_good(c, by_id) and _typed_propositions(c, accepted) is not None:
                 waiting.append(c)
         elif c.valid_to is not None and on > c.valid_to:
             failure = _EXPIRED
-        elif c.superseded or (c.superseded_by is not None and in_force(by_id[c.superseded_by], on)):
+        elif c.superseded:
             failure = _SUPERSEDED
-            if not c.superseded and _typed_propositions(c, accepted) is not None:
+        elif c.superseded_by is not None and (
+            (successor := by_id.get(c.superseded_by)) is None or in_force(successor, on)
+        ):
+            failure = _SUPERSEDED
+            # Only a successor in the pool can go out of force and let this item back.
+            if successor is not None and _typed_propositions(c, accepted) is not None:
                 waiting.append(c)
         else:
             typed = _typed_propositions(c, accepted)
@@ -168,6 +175,11 @@ def admit(
     admission = Admission(candidates, decisions, admitted, speaks_to, waiting)
     trace.add_segment(admission.trace_rows)
     return admission
+
+
+def _superseded_for_good(c: Candidate, by_id: Mapping[str, Candidate]) -> bool:
+    """Marked superseded, or replaced by an item the pool does not hold: no date brings it back."""
+    return c.superseded or (c.superseded_by is not None and c.superseded_by not in by_id)
 
 
 def _typed_propositions(

@@ -120,10 +120,9 @@ class _Planner(Units):
                 self.trace.add(Pass.PLAN, Outcome.REFUSED, name, "named", detail)
                 raise Refused(Pass.PLAN, RefusalReason.NAMED_NOT_ADMISSIBLE, detail)
             if name in self.blocked:
-                self.trace.add(Pass.PLAN, Outcome.REFUSED, name, "named", "dependency_missing")
-                raise Refused(
-                    Pass.PLAN, RefusalReason.NAMED_NOT_ADMISSIBLE, Reason.DEPENDENCY_MISSING
-                )
+                why = self.blocked_reason(name)
+                self.trace.add(Pass.PLAN, Outcome.REFUSED, name, "named", why)
+                raise Refused(Pass.PLAN, RefusalReason.NAMED_NOT_ADMISSIBLE, why)
         heads = sorted(
             {*self.request.named}
             | {
@@ -330,11 +329,13 @@ class _Planner(Units):
             if c.id in self.placed:
                 continue
             if c.id in self.blocked:
-                reason = Reason.DEPENDENCY_MISSING
+                reason = self.blocked_reason(c.id)
             else:
                 reason = self.marks.get(c.id, Reason.NOT_NEEDED_FOR_CONTRACT)
             rejected[c.id] = (reason.value, None)
-            self.trace.add(Pass.PLAN, Outcome.REJECTED, c.id, reason)
+            # The trace names the id the pool lacks; the rejection keeps to codes.
+            absent = self.absent_dependency.get(c.id)
+            self.trace.add(Pass.PLAN, Outcome.REJECTED, c.id, reason, absent)
         order = {role: i for i, role in enumerate(self.policy.role_order)}
         packet = sorted(self.placed.values(), key=lambda pl: (order[pl.candidate.role], pl.order))
         slots = [self.slot(p) for p in self.contract.propositions]

@@ -66,6 +66,8 @@ class Units:
                 self.group_members.setdefault(c.group, []).append(c.id)
         self.cheapest: dict[str, Form] = {}
         self.blocked: set[str] = set()  # in U, but a dependency or group member is not
+        # The blocked items that reach an id no candidate carries, with that id.
+        self.absent_dependency: dict[str, str] = {}
 
     # ------------------------------------------------------------------ units
 
@@ -154,37 +156,61 @@ class Units:
         if current is None or _MARK_STRENGTH[reason] > _MARK_STRENGTH[current]:
             self.marks[candidate.id] = reason
 
+    def blocked_reason(self, item_id: str) -> Reason:
+        if item_id in self.absent_dependency:
+            return Reason.DEPENDENCY_ABSENT
+        return Reason.DEPENDENCY_MISSING
+
     def find_blocked(self) -> None:
         """Items of U whose unit reaches an item outside U, by one walk back from those items
         along "travels with" (dependents, and the whole group of a member): linear in the
-        size of the graph however long its chains or large its groups."""
+        size of the graph however long its chains or large its groups.
+
+        The walk starts from the ids no candidate carries (in sorted order, so each blocked
+        item records the same absent id whatever the candidate order), then from the
+        candidates outside U: an item that reaches an absent id is `dependency_absent`, even
+        if it also reaches a rejected candidate, since nothing about the request would let
+        this pool place it."""
         dependents: dict[str, list[str]] = {}
         group_of: dict[str, str] = {}
+        by_id = self.by_id
         for c in self.admission.candidates:
             for dependency in c.depends_on:
                 dependents.setdefault(dependency, []).append(c.id)
             if c.group is not None:
                 group_of[c.id] = c.group
         universe = self.universe
-        bad = {
+        absent = sorted(d for d in dependents if d not in by_id)
+        outside = sorted(
             c.id
             for c in self.admission.candidates
             if c.id not in universe and (c.id in dependents or c.group is not None)
-        }
+        )
+        reached_from: dict[str, str | None] = {}
         bad_groups: set[str] = set()
-        pending = list(bad)
-        while pending:
-            item_id = pending.pop()
-            reached = list(dependents.get(item_id, ()))
-            group = group_of.get(item_id)
-            if group is not None and group not in bad_groups:
-                bad_groups.add(group)
-                reached.extend(self.group_members[group])
-            for other in reached:
-                if other not in bad:
-                    bad.add(other)
-                    pending.append(other)
-        self.blocked = {item_id for item_id in bad if item_id in universe}
+        for origin in (*absent, *outside):
+            if origin in reached_from:
+                continue
+            cause = origin if origin not in by_id else None
+            reached_from[origin] = cause
+            pending = [origin]
+            while pending:
+                item_id = pending.pop()
+                reached = list(dependents.get(item_id, ()))
+                group = group_of.get(item_id)
+                if group is not None and group not in bad_groups:
+                    bad_groups.add(group)
+                    reached.extend(self.group_members[group])
+                for other in reached:
+                    if other not in reached_from:
+                        reached_from[other] = cause
+                        pending.append(other)
+        self.blocked = {item_id for item_id in reached_from if item_id in universe}
+        self.absent_dependency = {
+            item_id: cause
+            for item_id, cause in reached_from.items()
+            if cause is not None and item_id in universe
+        }
         for group, members in sorted(self.group_members.items()):
             if not any(self.by_id[m].group_required for m in members):
                 continue

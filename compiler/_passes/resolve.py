@@ -9,7 +9,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from compiler._codes import Outcome, Pass, RefusalReason
+from compiler._codes import ALL_ENTITIES, Outcome, Pass, RefusalReason
 from compiler._errors import Refused
 
 if TYPE_CHECKING:
@@ -68,8 +68,11 @@ def resolve(request: Request, directory: Directory, trace: Trace) -> Resolution:
 def resolve_entity(name: str, entities: Mapping[str, Iterable[str]]) -> str:
     """An entity id given directly wins; otherwise exactly one entity must carry the alias.
 
-    With no directory the name is taken as the id (the caller supplied stable ids).
+    With no directory the name is taken as the id (the caller supplied stable ids). `"*"`
+    marks candidates for every entity and is no entity a request can be about.
     """
+    if name == ALL_ENTITIES:
+        raise Refused(Pass.RESOLVE, RefusalReason.ENTITY_UNRESOLVED)
     if not entities or name in entities:
         return name
     wanted = name.casefold()
@@ -82,6 +85,8 @@ def resolve_entity(name: str, entities: Mapping[str, Iterable[str]]) -> str:
         raise Refused(Pass.RESOLVE, RefusalReason.ENTITY_UNRESOLVED)
     if len(owners) > 1:
         raise Refused(Pass.RESOLVE, RefusalReason.ENTITY_AMBIGUOUS)
+    if owners[0] == ALL_ENTITIES:
+        raise Refused(Pass.RESOLVE, RefusalReason.ENTITY_UNRESOLVED)
     return owners[0]
 
 

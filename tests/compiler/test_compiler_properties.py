@@ -3,8 +3,12 @@
 The admitted universe U is recomputed here, independently of compiler/_passes/admit.py, from the
 definitions in docs/design.md: authorisation (effective roles = the principal's roles expanded
 through role_parents, intersected with delegation scopes; purpose; deny on the principal, the
-delegated service or any of the principal's roles dominates) ∩ applicability (entity,
-valid_from ≤ date ≤ valid_to, not superseded, no successor in force) ∩ accepted class.
+delegated service or any of the principal's roles dominates) ∩ applicability (the entity or
+"*", valid_from ≤ date ≤ valid_to, not superseded, a successor neither in force nor outside the
+pool) ∩ accepted class.
+
+The pools are open, as a retriever returns them: `depends_on` and `superseded_by` sometimes
+name ids that are not among the candidates, and some candidates apply to every entity.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ PURPOSES = ["review", "audit"]
 ENTITIES = ["E1", "E2"]
 CLASSES = ["c1", "c2", "c3", "weak"]
 PROPS = ["p0", "p1", "p2"]
+ABSENT = ["absent-1", "absent-2"]  # ids a retriever did not return
 ORDER_ROLES = ["instruction", "task", "state", "evidence", "support", "tool"]
 REQUIREMENTS = ["mandatory", "required", "preferred", "discretionary"]
 RELEVANCE = st.sampled_from([0.0, 0.2, 0.5, 0.5, 0.8, 1.0])  # duplicates on purpose
@@ -90,7 +95,7 @@ def candidate_docs(draw, index: int, n: int, request: dict, props: list[dict]):
     ]
     cand = {
         "id": cid,
-        "entity": often(draw, st.just("E1"), st.just("E2"), odds=8),
+        "entity": often(draw, st.just("E1"), st.sampled_from(["E2", "E2", "*"]), odds=6),
         "allowed_roles": often(
             draw,
             st.lists(st.sampled_from(ROLES), min_size=1, max_size=3, unique=True).map(
@@ -134,12 +139,17 @@ def candidate_docs(draw, index: int, n: int, request: dict, props: list[dict]):
     if forms and draw(st.booleans()):
         cand["floor"] = draw(st.integers(0, form_count))
     # context often needs other items (a glossary, a tool's evidence), evidence less often
-    if others and draw(st.integers(0, 1 if not supports + contradicts else 4)) == 0:
-        cand["depends_on"] = draw(st.lists(st.sampled_from(others), max_size=2, unique=True))
-    # A successor is always a later candidate, so supersession never loops (that is invalid).
+    if draw(st.integers(0, 1 if not supports + contradicts else 4)) == 0:
+        # mostly ids of the pool, sometimes one it does not hold
+        targets = st.sampled_from(others * 4 + ABSENT)
+        cand["depends_on"] = draw(st.lists(targets, max_size=2, unique=True))
+    # A successor is always a later candidate, so supersession never loops (that is invalid),
+    # or one the pool does not hold.
     later = [other for other in others if other > cid]
-    if later and draw(st.integers(0, 8)) == 0:
-        cand["superseded_by"] = draw(st.sampled_from(later))
+    if draw(st.integers(0, 8)) == 0:
+        cand["superseded_by"] = draw(
+            st.sampled_from(later) if later and draw(st.integers(0, 3)) else st.sampled_from(ABSENT)
+        )
     if draw(st.integers(0, 6)) == 0:
         cand["group"] = draw(st.sampled_from(["g1", "g2"]))
         cand["group_required"] = draw(st.integers(0, 3)) == 0
@@ -189,7 +199,7 @@ def documents(draw, planning_only: bool = False):
         for c in cands:
             spoken = [p for p in props if p["key"] in c["supports"] + c["contradicts"]]
             c.update(
-                entity="E1",
+                entity=draw(st.sampled_from(["E1", "E1", "*"])),
                 allowed_roles=roles,
                 allowed_purposes=[request["purpose"]],
                 denied_roles=[],
@@ -272,10 +282,13 @@ def authorised(doc, c) -> bool:
 
 def applicable(doc, c, by_id, on) -> bool:
     entity = {"E1": "E1", "Alias One": "E1"}[doc["request"]["entity"]]
-    if c["entity"] != entity or not in_force(c, on) or c.get("superseded"):
+    if c["entity"] not in (entity, "*") or not in_force(c, on) or c.get("superseded"):
         return False
     successor = c.get("superseded_by")
-    return not (successor and in_force(by_id[successor], on))
+    if successor is None:
+        return True
+    # A successor the retriever did not return was still issued: the item is replaced.
+    return successor in by_id and not in_force(by_id[successor], on)
 
 
 def class_ok(doc, c) -> bool:
@@ -284,6 +297,27 @@ def class_ok(doc, c) -> bool:
     if not named:
         return c.get("role", "evidence") != "evidence"
     return any(c["evidence_class"] in accepted[p] for p in named)
+
+
+def reaches_absent(doc) -> set[str]:
+    """The candidates that cannot travel without an id the pool does not hold: through their
+    dependencies, or a member of their group."""
+    by_id = {c["id"]: c for c in doc["candidates"]}
+    blocked: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for c in doc["candidates"]:
+            if c["id"] in blocked:
+                continue
+            group = c.get("group")
+            if any(d not in by_id or d in blocked for d in c.get("depends_on", [])) or (
+                group is not None
+                and any(o.get("group") == group and o["id"] in blocked for o in doc["candidates"])
+            ):
+                blocked.add(c["id"])
+                changed = True
+    return blocked
 
 
 def universe(doc, on=DECISION_DATE) -> set[str]:
@@ -321,8 +355,10 @@ def test_invariants_1_to_5_on_every_compile(doc):
             )
         return
 
-    # 1. Admitted ⊆ U (deny dominates: a denied candidate is never in U)
+    # 1. Admitted ⊆ U (deny dominates: a denied candidate is never in U), and nothing of
+    #    another entity leaks: an item in the packet is E1's or every entity's
     assert set(out.packet_ids) <= u
+    assert {by_id[i]["entity"] for i in out.packet_ids} <= {"E1", "*"}
     assert len(set(out.packet_ids)) == len(out.packet_ids)
     rejected_ids = {r["id"] for r in out.rejected}
     assert rejected_ids | set(out.packet_ids) == set(by_id)
@@ -337,6 +373,10 @@ def test_invariants_1_to_5_on_every_compile(doc):
         assert admission_reason == (r["id"] not in u), r
         if r["reason"] == "not_authorised" and r["detail"] == "denied":
             assert not authorised(doc, by_id[r["id"]])
+        # an item of U that cannot travel without an id outside the pool says so
+        stranded = r["id"] in u and r["id"] in reaches_absent(doc)
+        assert (r["reason"] == "dependency_absent") == stranded, r
+    assert not set(out.packet_ids) & reaches_absent(doc)
 
     # named items pass admission and enter (as mandatory), or the compile is refused
     assert set(doc["request"].get("named", [])) <= set(out.packet_ids)

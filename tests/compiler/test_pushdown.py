@@ -123,6 +123,12 @@ def differences(doc: dict[str, Any], store: SqliteStore | PostgresStore) -> list
         problems.append(f"the in-memory check disagrees on {sorted(result.mismatched)}")
     if pushdown.comparable(result.output) != pushdown.comparable(expected):
         problems.append("the compiled output differs")
+    # A loaded row is rejected for the same reason as in the whole pool: a row the table holds
+    # but the query failed to load would make its dependents `dependency_absent` instead.
+    whole_pool = {r["id"]: dict(r) for r in expected.rejected}
+    wrong = [dict(r) for r in result.output.rejected if whole_pool.get(r["id"]) != dict(r)]
+    if wrong:
+        problems.append(f"rejected otherwise than over the whole pool: {wrong}")
     return problems
 
 
@@ -137,7 +143,8 @@ def test_pushed_down_admitted_set_and_output_equal_the_whole_pool_compile(store,
 
 def corpus() -> dict[str, Any]:
     """One candidate per way to fail admission, beside admitted ones, a group with a member of
-    another entity, a candidate that is not valid yet and one superseded by an item in force."""
+    another entity, a candidate that is not valid yet, one superseded by an item in force and one
+    by an item the table does not hold."""
     return document(
         candidate("ok"),
         candidate("denied-principal", denied_principals=["maya"]),
@@ -151,6 +158,7 @@ def corpus() -> dict[str, Any]:
         candidate("later", valid_from="2026-09-15"),
         candidate("old", superseded_by="new"),
         candidate("new", valid_from="2026-06-01"),
+        candidate("replaced-unseen", superseded_by="not-retrieved"),
         candidate("grouped", group="pair", relevance=0.9),
         candidate("grouped-elsewhere", group="pair", entity="BOREAL-02"),
         token_budget=150,
@@ -181,7 +189,24 @@ def delegated_corpus() -> dict[str, Any]:
     )
 
 
-CORPORA = [corpus, named_corpus, delegated_corpus]
+def open_corpus() -> dict[str, Any]:
+    """A retriever's pool: items for every entity (one of them denied to the caller), and
+    references to ids the table does not hold beside ones it holds but does not admit."""
+    return document(
+        candidate("ok"),
+        candidate("for-everyone", entity="*", relevance=0.9),
+        candidate("for-everyone-denied", entity="*", denied_principals=["maya"]),
+        candidate("for-everyone-expired", entity="*", valid_to="2026-01-31"),
+        candidate("replaced-unseen", superseded_by="policy-not-retrieved", relevance=1.0),
+        candidate("needs-unseen", depends_on=["annex-not-retrieved"], relevance=1.0),
+        candidate("needs-elsewhere", depends_on=["elsewhere"], relevance=1.0),
+        candidate("elsewhere", entity="BOREAL-02"),
+        candidate("grouped", group="pair", depends_on=["also-not-retrieved"]),
+        candidate("grouped-too", group="pair"),
+    )
+
+
+CORPORA = [corpus, named_corpus, delegated_corpus, open_corpus]
 
 
 @pytest.mark.parametrize("make_corpus", CORPORA, ids=lambda f: f.__name__)
@@ -202,6 +227,7 @@ CONDITION_NAMES = [
         "entity",
         "not_expired",
         "not_marked_superseded",
+        "successor_in_pool",
         "evidence_class",
     )
 ] + [("admitted", "started"), ("admitted", "no_successor_in_force")]
@@ -245,6 +271,10 @@ MUTATIONS = {
     ),
     "narrow role under delegation": (_replace("eligible", "role", FALSE), delegated_corpus),
     "drop waiting": (_wait_only_for_the_start(), corpus),
+    "entity without every entity": (
+        _replace("eligible", "entity", "c.entity = 'ATLAS-IN-01'"),
+        open_corpus,
+    ),
 }
 
 

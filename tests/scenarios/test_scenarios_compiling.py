@@ -27,8 +27,12 @@ def test_a_whole_compile_input_imports_as_a_corpus():
         ({"candidates": [], "extra": 1}, [(None, "extra")]),
         ({"candidates": [], "directory": {"entities": 3}}, [(None, "directory.entities")]),
         (
-            {"candidates": [{**ATLAS["candidates"][0], "depends_on": ["ghost"]}]},
-            [(0, "depends_on.0")],
+            {
+                "candidates": [
+                    {**ATLAS["candidates"][0], "superseded_by": ATLAS["candidates"][0]["id"]}
+                ]
+            },
+            [(0, "superseded_by")],
         ),
     ],
 )
@@ -36,6 +40,20 @@ def test_corpus_problems_are_located(document, located):
     with pytest.raises(compiling.CorpusInvalid) as caught:
         compiling.validate_corpus(document)
     assert [(p.index, p.field) for p in caught.value.problems] == located
+
+
+def test_a_retrievers_pool_imports_as_it_is():
+    """References to documents the retriever did not return, and items for every entity, are
+    what the compiler accepts, so a corpus may carry them."""
+    first = ATLAS["candidates"][0]
+    pool = {
+        "candidates": [
+            {**first, "depends_on": ["not-retrieved"], "superseded_by": "not-retrieved-either"},
+            {**first, "id": "policy-for-everyone", "entity": "*"},
+        ]
+    }
+    valid = compiling.validate_corpus(pool)
+    assert [c["entity"] for c in valid.candidates] == [first["entity"], "*"]
 
 
 def test_a_sweep_that_lets_go_of_models_keeps_the_same_results():

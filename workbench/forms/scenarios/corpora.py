@@ -8,7 +8,7 @@ from django import forms
 from django.conf import settings
 from django.template.defaultfilters import filesizeformat
 
-from compiler import OrderRole, Requirement
+from compiler import ALL_ENTITIES, OrderRole, Requirement
 from scenarios.compiling import CorpusInvalid
 from scenarios.models import CorpusCandidate
 from scenarios.services import CONTROL_CHARACTER, corpus_read, has_control_character
@@ -115,7 +115,10 @@ class CandidateForm(forms.Form):
     lock_version = LockVersionField()
     # Ids are data: kept exactly as typed, spaces included.
     id = forms.CharField(max_length=200, strip=False)
-    entity = forms.CharField(max_length=200)
+    entity = forms.CharField(
+        max_length=200,
+        help_text=f"An entity id, or {ALL_ENTITIES} for every entity of the directory.",
+    )
     evidence_class = forms.CharField(max_length=64)
     allowed_roles = ListField()
     allowed_purposes = ListField()
