@@ -84,8 +84,18 @@ class ApiCall(models.Model):
 
 
 class DecisionReceipt(models.Model):
-    """A receipt a production service posted (`compiler.receipts`, no evidence content),
-    checked against the stored bundle it names before it was kept."""
+    """A receipt a production service posted (`compiler.receipts`, no evidence content), as
+    it was sent (either format), with the sha256 of what it says (`sha256`, the same for
+    both formats of one receipt).
+
+    Ingest stores it unchecked; before any replay counts it, it is compiled again against
+    the bundle it names and every field compared (`publishing.receipts.receipts_check`):
+    `matched`, or `refused` with the problems found, and a refused receipt never counts."""
+
+    class Status(models.TextChoices):
+        UNCHECKED = "unchecked", "Not checked yet"
+        MATCHED = "matched", "Matches its bundle"
+        REFUSED = "refused", "Refused"
 
     decision_type = models.ForeignKey(
         DecisionType, on_delete=models.PROTECT, related_name="receipts"
@@ -93,6 +103,9 @@ class DecisionReceipt(models.Model):
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="receipts")
     decision_id = models.CharField(max_length=200)
     receipt = models.JSONField()
+    sha256 = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNCHECKED)
+    problems = models.JSONField(default=list, blank=True)
     token = models.ForeignKey(
         ServiceToken, on_delete=models.PROTECT, null=True, blank=True, related_name="receipts"
     )

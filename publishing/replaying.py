@@ -27,8 +27,10 @@ from contracts.wording import PLAIN, Words
 from .impact import STATE_WORDS
 from .impact.sentences import admitted_clauses
 from .models import DecisionReceipt, ReceiptReplay
+from .receipts import receipts_check
 
 FORMAT = "evidence-workbench.recorded-decisions/1"
+REFUSED_SHOWN = 20
 
 
 # The sentences of a replayed decision, said plain (stored) or in HTML (printed: the decision
@@ -96,7 +98,11 @@ def replay_receipts(version: ContractVersion, *, days: int, now: dt.datetime) ->
     ).order_by("received_at", "id")
     replayed = 0
     changed: list[dict[str, Any]] = []
-    for row in rows.iterator():
+    refused: list[dict[str, Any]] = []
+    for row in receipts_check(rows):
+        if row.status == DecisionReceipt.Status.REFUSED:
+            refused.append({"decision_id": row.decision_id, "problems": row.problems})
+            continue
         replayed += 1
         try:
             receipt = parse_receipt(row.receipt)
@@ -118,6 +124,9 @@ def replay_receipts(version: ContractVersion, *, days: int, now: dt.datetime) ->
         "replayed": replayed,
         "unchanged": replayed - len(changed),
         "changed": changed,
+        "refused": len(refused),
+        # The first few, with their reasons: what the report shows of them.
+        "refused_examples": refused[:REFUSED_SHOWN],
     }
 
 

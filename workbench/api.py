@@ -21,6 +21,7 @@ for cookie authentication). docs/api.md describes it.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,7 @@ from pydantic import Field
 from contracts.models import Bundle
 from publishing import receipts, tokens
 from publishing.models import ServiceToken
+from workbench import api_body
 
 # Messages tests assert on.
 NO_SUCH_TYPE = "No decision type '{key}' is visible to this token."
@@ -69,6 +71,14 @@ api = NinjaAPI(
     auth=ServiceTokenAuth(),
     docs_url=None,
 )
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """A failure is logged and answered in JSON, in development as in production (ninja's
+    own answer is a traceback as text when DEBUG is on)."""
+    logging.getLogger("django.request").error("Error answering %s", request.path, exc_info=exc)
+    return api.create_response(request, {"detail": api_body.SERVER_ERROR}, status=500)
 
 
 @api.exception_handler(AuthenticationError)

@@ -271,7 +271,7 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         RETAINED_UNTIL_EXIT.append((document, compiled))
     if args.receipt:
         from compiler.output_model import to_output
-        from compiler.receipts import make_receipt
+        from compiler.receipts import compact_receipt, make_receipt
 
         receipt = make_receipt(
             bundle_document[1],
@@ -279,7 +279,7 @@ def _compile(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             bundle_sha256=bundle.sha256,
             decision_id=args.decision_id,
         )
-        _write_file(args.receipt, "--receipt", _dumps(receipt.to_json()).encode())
+        _write_file(args.receipt, "--receipt", _dumps(compact_receipt(receipt)).encode())
     for piece in compiled_pieces(compiled):  # what _write would print, without the slow
         out.write(piece)  # encoder and without holding the whole text
     out.write("\n")

@@ -61,6 +61,8 @@ CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", 5 * 1024
 # then refused by the import form itself, with the same cap and message as a file, and the
 # form kept; a larger post gets the form back with a 413 (`workbench.middleware`).
 DATA_UPLOAD_MAX_MEMORY_SIZE = CORPUS_UPLOAD_MAX_BYTES + 256 * 1024
+# The body of a call to /api/ may be this large once inflated (`workbench.api_body`).
+API_BODY_MAX_BYTES = int(os.environ.get("API_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE))
 
 # Suite runs go to a database queue that `manage.py db_worker` (started by `make run`) drains.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -91,6 +93,8 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Reads, inflates and bounds the body of an /api/ call before anything else reads it.
+    "workbench.api_body.ApiBodyMiddleware",
     # Before the CSRF check, which is the first to read a form's fields.
     "workbench.middleware.RequestTooLargeMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
