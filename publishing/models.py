@@ -148,6 +148,9 @@ class ReceiptReplay(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Progress, shown on the report while it runs: receipts to replay, and replayed so far.
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -158,3 +161,28 @@ class ReceiptReplay(models.Model):
     @property
     def changed(self) -> list[dict[str, Any]]:
         return list(self.result.get("changed", []))
+
+
+class ReceiptReplayChunk(models.Model):
+    """A slice of a replay's receipts, one task each, so that every worker takes a share
+    (`publishing.replaying.chunk_execute`). `result` is the slice's part of the report."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    replay = models.ForeignKey(ReceiptReplay, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField()
+    receipt_ids = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    # Written when a worker claims the chunk: one running past the stale threshold lost its
+    # worker and is queued again (`publishing.replay.chunks_recover_stale`).
+    claimed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["replay", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["replay", "number"], name="replay_chunk_number_unique")
+        ]
