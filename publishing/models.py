@@ -7,8 +7,10 @@ The review and bundle models still live in `contracts`; these are the first rows
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -83,10 +85,34 @@ class ApiCall(models.Model):
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.endpoint} {self.status}"
 
 
+class ReceiptBatch(models.Model):
+    """The accepted receipts of one posted batch, as sent: a JSON array of their objects
+    (keys sorted), zlib-compressed. Stored once per batch, the receipts of one service share
+    most of their text and compress to a few percent, so that ingest writes one short value
+    and a narrow row per receipt (`DecisionReceipt`, which names its place in the array)."""
+
+    document = models.BinaryField()
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    @staticmethod
+    def pack(texts: list[bytes]) -> bytes:
+        """`document` of the receipts' JSON texts (`receipt_text`), in order."""
+        return zlib.compress(b"[" + b",".join(texts) + b"]", 1)
+
+    def unpacked(self) -> list[Any]:
+        """The receipts' objects, in order."""
+        return list(orjson.loads(zlib.decompress(bytes(self.document))))
+
+
+def receipt_text(receipt: Any) -> bytes:
+    """A receipt's JSON text as stored and hashed (`DecisionReceipt.sha256`): keys sorted."""
+    return orjson.dumps(receipt, option=orjson.OPT_SORT_KEYS)
+
+
 class DecisionReceipt(models.Model):
     """A receipt a production service posted (`compiler.receipts`, no evidence content), as
-    it was sent (either format), with the sha256 of what it says (`sha256`, the same for
-    both formats of one receipt).
+    it was sent (either format): the `position`-th of its `batch`'s document, with `sha256`
+    the hash of its text there (`receipt_text`).
 
     Ingest stores it unchecked; before any replay counts it, it is compiled again against
     the bundle it names and every field compared (`publishing.receipts.receipts_check`):
@@ -102,7 +128,8 @@ class DecisionReceipt(models.Model):
     )
     bundle = models.ForeignKey(Bundle, on_delete=models.PROTECT, related_name="receipts")
     decision_id = models.CharField(max_length=200)
-    receipt = models.JSONField()
+    batch = models.ForeignKey(ReceiptBatch, on_delete=models.PROTECT, related_name="receipts")
+    position = models.PositiveIntegerField()
     sha256 = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNCHECKED)
     problems = models.JSONField(default=list, blank=True)
@@ -122,6 +149,21 @@ class DecisionReceipt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision_id} ({self.decision_type.key})"
+
+    @property
+    def receipt(self) -> Any:
+        """The receipt's JSON object, as it was sent (its batch read for it: for many rows,
+        `receipt_objects` reads each batch once)."""
+        return self.batch.unpacked()[self.position]
+
+
+def receipt_objects(rows: list[DecisionReceipt]) -> dict[int, Any]:
+    """Each row's receipt object by the row's id, each batch read once."""
+    batches = {
+        batch.pk: batch.unpacked()
+        for batch in ReceiptBatch.objects.filter(pk__in={row.batch_id for row in rows})
+    }
+    return {row.pk: batches[row.batch_id][row.position] for row in rows}
 
 
 class ReceiptReplay(models.Model):

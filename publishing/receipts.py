@@ -3,15 +3,16 @@ them against their bundles before a replay counts them.
 
 Ingest is built for thousands of receipts a second, so it reads only what routes and names
 a receipt (`compiler.receipts.receipt_header`: its format, decision id, bundle and type, its
-fields' names, and no content anywhere), and writes it as sent, `unchecked`. A receipt is
-refused at once when that much is wrong, when its decision type is outside the token's scope
-or when it names a bundle this workbench did not publish for the type. The batch costs a
-fixed number of queries whatever its size (the bundles it names, the decision ids already
-recorded), and its accepted receipts are written with one `bulk_create` in one transaction:
-all of them or, if the database fails, none. A receipt whose decision id is already recorded
-for the type with the same document (the sha256 of its canonical JSON, computed once) is a
-`duplicate`, accepted and not stored twice, so posting a batch again is safe; with another
-document it is refused.
+fields' names, and no content anywhere), and writes it as sent, `unchecked`: the batch's
+accepted receipts as one compressed document (`ReceiptBatch`) and a narrow row per receipt.
+A receipt is refused at once when that much is wrong, when its decision type is outside the
+token's scope or when it names a bundle this workbench did not publish for the type. A batch
+costs a fixed number of queries whatever its size (the bundles it names, the decision ids
+already recorded), and its accepted receipts are written in one transaction: all of them
+or, if the database fails, none. A receipt whose decision id is already recorded for the
+type with the same text (the sha256 of its JSON with keys sorted, computed once, as it is
+stored: `receipt_text`) is a `duplicate`, accepted and not stored twice, so posting a batch
+again is safe; with another text it is refused.
 
 `receipts_check` compiles each unchecked receipt again against the bundle it names (verified
 against the workbench's key set once per bundle) and compares every field the receipt states
@@ -26,7 +27,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from django.db import transaction
 
 from compiler.bundle import BundleInvalid, VerifiedBundle, verify_bundle
@@ -34,7 +34,7 @@ from compiler.receipts import ReceiptInvalid, check_receipt, receipt_header
 from contracts.models import Bundle
 
 from . import signing, tokens
-from .models import DecisionReceipt, ServiceToken
+from .models import DecisionReceipt, ReceiptBatch, ServiceToken, receipt_objects, receipt_text
 
 ACCEPTED, DUPLICATE, REFUSED = "accepted", "duplicate", "refused"
 
@@ -65,11 +65,6 @@ def _refused(index: int, decision_id: str | None, msg: str, loc: Sequence[Any] =
 
 def _problems(exc: ReceiptInvalid) -> list[dict[str, Any]]:
     return [{"loc": list(e.get("loc", ())), "msg": e["msg"]} for e in exc.errors]
-
-
-def document_sha256(document: Any) -> str:
-    """The sha256 of a receipt's canonical JSON (keys sorted), as sent."""
-    return hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Outcome]:
@@ -106,6 +101,7 @@ def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Out
     }  # fmt: skip
     taken = _recorded_ids(allowed, headers.values())
     pending: dict[tuple[int, str], DecisionReceipt] = {}
+    texts: list[bytes] = []
     for index, header in headers.items():
         key, decision_id = header.decision_type, header.decision_id
         if key not in allowed_by_key:
@@ -117,7 +113,8 @@ def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Out
             outcomes[index] = _refused(index, decision_id, UNKNOWN_BUNDLE.format(
                 sha256=header.bundle_sha256, key=key), ["bundle_sha256"])  # fmt: skip
             continue
-        sha256 = document_sha256(receipts[index])
+        text = receipt_text(receipts[index])
+        sha256 = hashlib.sha256(text).hexdigest()
         identity = (bundle.decision_type_id, decision_id)
         recorded = taken.get(identity)
         if recorded is None and identity in pending:
@@ -131,11 +128,16 @@ def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Out
             continue
         pending[identity] = DecisionReceipt(
             decision_type_id=bundle.decision_type_id, bundle=bundle, decision_id=decision_id,
-            receipt=receipts[index], sha256=sha256, token=token,
+            position=len(texts), sha256=sha256, token=token,
         )  # fmt: skip
+        texts.append(text)
         outcomes[index] = Outcome(index, decision_id, ACCEPTED)
-    with transaction.atomic():
-        DecisionReceipt.objects.bulk_create(pending.values(), batch_size=500)
+    if pending:
+        with transaction.atomic():
+            batch = ReceiptBatch.objects.create(document=ReceiptBatch.pack(texts))
+            for row in pending.values():
+                row.batch = batch
+            DecisionReceipt.objects.bulk_create(pending.values(), batch_size=500)
     return [outcome for outcome in outcomes if outcome is not None]
 
 
@@ -159,6 +161,7 @@ def receipts_check(rows: Iterable[DecisionReceipt]) -> list[DecisionReceipt]:
     keys = None
     checked = []
     rows = list(rows)
+    documents = receipt_objects([r for r in rows if r.status == DecisionReceipt.Status.UNCHECKED])
     for row in rows:
         if row.status != DecisionReceipt.Status.UNCHECKED:
             continue
@@ -177,7 +180,7 @@ def receipts_check(rows: Iterable[DecisionReceipt]) -> list[DecisionReceipt]:
             row.problems = [{"loc": ["bundle_sha256"], "msg": against}]
         else:
             try:
-                check_receipt(row.receipt, against)
+                check_receipt(documents[row.pk], against)
             except ReceiptInvalid as exc:
                 row.status, row.problems = DecisionReceipt.Status.REFUSED, _problems(exc)
             else:

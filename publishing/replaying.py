@@ -28,7 +28,7 @@ from contracts.wording import PLAIN, Words
 
 from .impact import STATE_WORDS
 from .impact.sentences import admitted_clauses
-from .models import DecisionReceipt, ReceiptReplay, ReceiptReplayChunk
+from .models import DecisionReceipt, ReceiptReplay, ReceiptReplayChunk, receipt_objects
 from .receipts import receipts_check
 
 FORMAT = "evidence-workbench.recorded-decisions/1"
@@ -98,13 +98,15 @@ def replay_rows(rows: Iterable[DecisionReceipt], contract: Any) -> dict[str, Any
     replayed = 0
     changed: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
-    for row in receipts_check(rows):
+    rows = receipts_check(rows)
+    documents = receipt_objects([r for r in rows if r.status == DecisionReceipt.Status.MATCHED])
+    for row in rows:
         if row.status == DecisionReceipt.Status.REFUSED:
             refused.append({"decision_id": row.decision_id, "problems": row.problems})
             continue
         replayed += 1
         try:
-            receipt = parse_receipt(row.receipt)
+            receipt = parse_receipt(documents[row.pk])
             output = replay(receipt, contract)
         except (ReceiptInvalid, InvalidInput) as exc:
             changed.append({

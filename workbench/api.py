@@ -25,12 +25,14 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import Field
 
@@ -63,6 +65,13 @@ class ServiceTokenAuth(HttpBearer):
         return tokens.authenticate(token)
 
 
+class OrjsonParser(Parser):
+    """JSON bodies read with orjson: a batch of 500 receipts parses several times faster."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return orjson.loads(request.body)  # type: ignore[no-any-return]
+
+
 api = NinjaAPI(
     title="Evidence Workbench",
     version="1",
@@ -70,6 +79,7 @@ api = NinjaAPI(
     urls_namespace="api-v1",
     auth=ServiceTokenAuth(),
     docs_url=None,
+    parser=OrjsonParser(),
 )
 
 
