@@ -9,11 +9,14 @@ the same decision again (`replay`) against this contract or another one, and yet
 evidence text leaves the service that made the decision.
 
     receipt = make_receipt(document, output, bundle_sha256=bundle.sha256)
+    compact_receipt(receipt)              # the JSON a service posts (FORMAT_COMPACT)
+    receipt_header(data)                  # format, ids, field names and no content: cheap
     check_receipt(receipt, bundle)        # ReceiptInvalid listing every problem, or the model
     replay(receipt, other_contract)       # a CompileOutput, exactly what that contract decides
 
-Pure: no clock, network, randomness or files. The format is `FORMAT`; docs/distribution.md
-describes it.
+Pure: no clock, network, randomness or files. Two formats are read: `FORMAT` (candidates as
+objects) and `FORMAT_COMPACT` (candidates as rows of indexes into a table of their distinct
+values); docs/distribution.md describes both.
 """
 
 from __future__ import annotations
