@@ -112,7 +112,9 @@ class TypeEntry(Schema):
 
 class ReceiptBatch(Schema):
     receipts: list[dict[str, Any]] = Field(
-        description="receipts as `evidence-compiler compile --receipt` writes them"
+        description="receipts as `evidence-compiler compile --receipt` writes them (format "
+        "evidence-compiler.receipt/2; /1 is read too); the body may be sent gzipped "
+        "(Content-Encoding: gzip)"
     )
 
 
