@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/receipts.py [--database-url postgres://postgres@127.0.0.1:5432/bench_receipts]
                                        [--receipts 5000] [--candidates 50] [--repeat 3]
+                                       [--no-replay]
 
 Builds the demo workspace in a scratch database (dropped and recreated) and one decision of
 `--candidates` candidates compiled against the published Atlas bundle, then:
@@ -13,7 +14,8 @@ Builds the demo workspace in a scratch database (dropped and recreated) and one 
   with Django's test client, beside a trivial baseline in the same run: the same bodies
   inflated, parsed and written as ingest stores them with one `bulk_create` each, outside
   the HTTP stack and with nothing checked. Interleaved,
-  `--repeat` times; the medians in receipts/s (target: ingest at least 2,000/s);
+  `--repeat` times; the medians in receipts/s (target: ingest at least 2,000/s), and per
+  CPU second of this process (the steadier figure on a machine busy with other work);
 * replay: the receipts replayed against the Atlas draft by `manage.py db_worker --batch`
   processes, one then two (interleaved, each started in a session of its own as
   bench/parallel_runs.py explains), every receipt checked against its bundle first (the
@@ -170,6 +172,7 @@ def main() -> None:
     parser.add_argument("--receipts", type=int, default=5000)
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-replay", action="store_true", help="sizes and ingest only")
     args = parser.parse_args()
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "workbench.settings.dev",
@@ -213,6 +216,7 @@ def main() -> None:
     bundle = tokens.latest_bundle(atlas)
     client = Client()
     rates: dict[str, list[float]] = {"ingest": [], "baseline": []}
+    cpu_rates: dict[str, list[float]] = {"ingest": [], "baseline": []}
     with override_settings(ALLOWED_HOSTS=["testserver"]):
         for attempt in range(args.repeat):
             batches = bodies(compact, args.receipts, f"a{attempt}")
@@ -220,18 +224,28 @@ def main() -> None:
             for name in order:
                 DecisionReceipt.objects.all().delete()
                 ReceiptBatch.objects.all().delete()
+                cpu = time.process_time()
                 if name == "ingest":
                     seconds = ingest(client, secret, batches)
                 else:
                     seconds = baseline(batches, bundle, atlas, token)
+                cpu = time.process_time() - cpu
                 rates[name].append(args.receipts / seconds)
+                cpu_rates[name].append(args.receipts / cpu)
                 print(f"attempt {attempt + 1}: {name:8} {args.receipts / seconds:8,.0f} "
-                      f"receipts/s  load {os.getloadavg()[0]:4.1f}")  # fmt: skip
+                      f"receipts/s, {args.receipts / cpu:8,.0f} per CPU second of this "
+                      f"process  load {os.getloadavg()[0]:4.1f}")  # fmt: skip
     ingest_rate, baseline_rate = (statistics.median(rates[k]) for k in ("ingest", "baseline"))
+    ingest_cpu, baseline_cpu = (statistics.median(cpu_rates[k]) for k in ("ingest", "baseline"))
     verdict = "ok" if ingest_rate >= INGEST_TARGET else f"under {INGEST_TARGET:,.0f}/s"
     print(f"ingest: median {ingest_rate:,.0f} receipts/s ({verdict}); baseline "
           f"{baseline_rate:,.0f}/s; ingest takes {baseline_rate / ingest_rate:.1f}x the "
           f"baseline's time")  # fmt: skip
+    print(f"per CPU second of this process (steadier on a busy machine; the database "
+          f"server's CPU is not in it): ingest {ingest_cpu:,.0f}, baseline "
+          f"{baseline_cpu:,.0f}")  # fmt: skip
+    if args.no_replay:
+        return
 
     # The last attempt's receipts stay (the loop ends on whichever ran last): keep the
     # ingested ones for the replay.
