@@ -30,7 +30,7 @@ from typing import Any
 from django.db import transaction
 
 from compiler.bundle import BundleInvalid, VerifiedBundle, verify_bundle
-from compiler.receipts import ReceiptInvalid, check_receipt, receipt_header
+from compiler.receipts import Receipt, ReceiptInvalid, check_receipt, receipt_header
 from contracts.models import Bundle
 
 from . import signing, tokens
@@ -153,10 +153,13 @@ def _recorded_ids(types: Iterable[Any], headers: Iterable[Any]) -> dict[tuple[in
     return {(type_id, decision_id): sha256 for type_id, decision_id, sha256 in rows}
 
 
-def receipts_check(rows: Iterable[DecisionReceipt]) -> list[DecisionReceipt]:
+def receipts_check(
+    rows: Iterable[DecisionReceipt], parsed: dict[int, Receipt] | None = None
+) -> list[DecisionReceipt]:
     """Check each unchecked receipt of `rows` against its bundle and store the verdict:
     `matched`, or `refused` with the problems (`check_receipt`'s, or the bundle's own when it
-    no longer verifies). Returns the rows, their status current."""
+    no longer verifies). Returns the rows, their status current; `parsed`, if given, gets
+    each receipt that matched, by row id, so a replay need not parse it again."""
     verified: dict[int, VerifiedBundle | str] = {}
     keys = None
     checked = []
@@ -180,11 +183,13 @@ def receipts_check(rows: Iterable[DecisionReceipt]) -> list[DecisionReceipt]:
             row.problems = [{"loc": ["bundle_sha256"], "msg": against}]
         else:
             try:
-                check_receipt(documents[row.pk], against)
+                receipt = check_receipt(documents[row.pk], against)
             except ReceiptInvalid as exc:
                 row.status, row.problems = DecisionReceipt.Status.REFUSED, _problems(exc)
             else:
                 row.status, row.problems = DecisionReceipt.Status.MATCHED, []
+                if parsed is not None:
+                    parsed[row.pk] = receipt
         checked.append(row)
     DecisionReceipt.objects.bulk_update(checked, ["status", "problems"], batch_size=500)
     return rows

@@ -98,15 +98,17 @@ def replay_rows(rows: Iterable[DecisionReceipt], contract: Any) -> dict[str, Any
     replayed = 0
     changed: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
-    rows = receipts_check(rows)
-    documents = receipt_objects([r for r in rows if r.status == DecisionReceipt.Status.MATCHED])
+    parsed: dict[int, Any] = {}
+    rows = receipts_check(rows, parsed)
+    documents = receipt_objects([r for r in rows if r.status == DecisionReceipt.Status.MATCHED
+                                 and r.pk not in parsed])  # fmt: skip
     for row in rows:
         if row.status == DecisionReceipt.Status.REFUSED:
             refused.append({"decision_id": row.decision_id, "problems": row.problems})
             continue
         replayed += 1
         try:
-            receipt = parse_receipt(documents[row.pk])
+            receipt = parsed.get(row.pk) or parse_receipt(documents[row.pk])
             output = replay(receipt, contract)
         except (ReceiptInvalid, InvalidInput) as exc:
             changed.append({
