@@ -158,6 +158,9 @@ def timed_replay(env: dict[str, str], workers: int) -> tuple[float, str]:
         process.wait()
     seconds = time.perf_counter() - started
     row = ReceiptReplay.objects.get(pk=row.pk)
+    if row.status != ReceiptReplay.Status.DONE:
+        sys.exit(f"the replay did not finish ({row.status}, {row.done}/{row.total}): run a "
+                 f"worker by hand to see why")  # fmt: skip
     result = row.result
     summary = f"{row.status}: {row.done}/{row.total}, {result.get('replayed')} replayed, "
     summary += f"{len(result.get('changed', []))} changed, {result.get('refused')} refused"

@@ -222,6 +222,8 @@ class ReceiptReplayChunk(models.Model):
     # Written when a worker claims the chunk: one running past the stale threshold lost its
     # worker and is queued again (`publishing.replay.chunks_recover_stale`).
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # How many times a worker claimed it: only the latest claim's worker stores its part.
+    claims = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["replay", "number"]

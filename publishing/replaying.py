@@ -174,7 +174,8 @@ def chunk_execute(*, chunk_id: int) -> ReceiptReplayChunk:
         if chunk.status != ReceiptReplayChunk.Status.QUEUED:
             return chunk
         chunk.status, chunk.claimed_at = ReceiptReplayChunk.Status.RUNNING, timezone.now()
-        chunk.save(update_fields=["status", "claimed_at"])
+        chunk.claims += 1
+        chunk.save(update_fields=["status", "claimed_at", "claims"])
         ReceiptReplay.objects.filter(
             pk=chunk.replay_id, status=ReceiptReplay.Status.QUEUED
         ).update(status=ReceiptReplay.Status.RUNNING)  # fmt: skip
@@ -187,18 +188,30 @@ def chunk_execute(*, chunk_id: int) -> ReceiptReplayChunk:
         _fail(row.pk, "; ".join(f"{p.where}: {p.msg}" for p in exc.problems))
         return chunk
     rows = DecisionReceipt.objects.filter(pk__in=chunk.receipt_ids).order_by("received_at", "id")
-    part = replay_rows(rows, contract)
-    with transaction.atomic():
-        replay_row = ReceiptReplay.objects.select_for_update().get(pk=chunk.replay_id)
-        chunk.status, chunk.result = ReceiptReplayChunk.Status.DONE, part
-        chunk.save(update_fields=["status", "result"])
-        replay_row.done += len(chunk.receipt_ids)
-        replay_row.save(update_fields=["done"])
-        if (
-            replay_row.status == ReceiptReplay.Status.RUNNING
-            and not replay_row.chunks.exclude(status=ReceiptReplayChunk.Status.DONE).exists()
-        ):
-            replay_finish(replay_row)
+    return chunk_finish(chunk_id=chunk.pk, claim=chunk.claims, part=replay_rows(rows, contract))
+
+
+@transaction.atomic
+def chunk_finish(*, chunk_id: int, claim: int, part: dict[str, Any]) -> ReceiptReplayChunk:
+    """Store a slice's part and count it in the replay's progress, unless the slice was
+    claimed again since `claim` (queued again as stale while its worker was only slow: the
+    later claim's worker counts it) or is done already. The last slice merges the report."""
+    # The replay's row, then the slice's: the order every writer locks them in.
+    replay_row = ReceiptReplay.objects.select_for_update().get(
+        pk=ReceiptReplayChunk.objects.values("replay_id").get(pk=chunk_id)["replay_id"]
+    )
+    chunk = ReceiptReplayChunk.objects.select_for_update().get(pk=chunk_id)
+    if chunk.claims != claim or chunk.status == ReceiptReplayChunk.Status.DONE:
+        return chunk
+    chunk.status, chunk.result = ReceiptReplayChunk.Status.DONE, part
+    chunk.save(update_fields=["status", "result"])
+    replay_row.done += len(chunk.receipt_ids)
+    replay_row.save(update_fields=["done"])
+    if (
+        replay_row.status == ReceiptReplay.Status.RUNNING
+        and not replay_row.chunks.exclude(status=ReceiptReplayChunk.Status.DONE).exists()
+    ):
+        replay_finish(replay_row)
     return chunk
 
 

@@ -92,6 +92,7 @@ class Migration(migrations.Migration):
                 ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done')], default='queued', max_length=16)),
                 ('result', models.JSONField(blank=True, default=dict)),
                 ('claimed_at', models.DateTimeField(blank=True, null=True)),
+                ('claims', models.PositiveIntegerField(default=0)),
                 ('replay', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='publishing.receiptreplay')),
             ],
             options={

@@ -83,3 +83,26 @@ def test_a_replay_with_no_receipts_is_done_at_once(demo):
 
     row = replay.replay_start(actor=None, version=demo[ATLAS].versions.get(number=2))
     assert (row.status, row.total, row.result["replayed"]) == ("done", 0, 0)
+
+
+def test_a_slice_queued_again_while_its_first_worker_was_slow_counts_once(three, settings):
+    from django.utils import timezone
+
+    from publishing import replay
+    from publishing.models import ReceiptReplay, ReceiptReplayChunk
+    from publishing.replaying import chunk_finish, replay_plan
+
+    settings.RECEIPT_REPLAY_CHUNK = 3
+    row = ReceiptReplay.objects.create(version=three, days=30)
+    (chunk,) = replay_plan(row, now=timezone.now())
+    long_ago = timezone.now() - dt.timedelta(seconds=replay.stale_seconds() + 1)
+    ReceiptReplayChunk.objects.filter(pk=chunk.pk).update(status="running", claimed_at=long_ago,
+                                                          claims=1)  # fmt: skip
+    ReceiptReplay.objects.filter(pk=row.pk).update(status="running")
+    replay.chunks_recover_stale()  # a second worker takes it (at once, here) and counts it
+    row.refresh_from_db()
+    assert (row.status, row.done) == ("done", 3)
+    # The first worker, slow rather than stopped, finishes under its older claim.
+    chunk_finish(chunk_id=chunk.pk, claim=1, part={"replayed": 99})
+    row.refresh_from_db()
+    assert (row.done, row.result["replayed"]) == (3, 3)
