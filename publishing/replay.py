@@ -77,7 +77,8 @@ def stale_seconds() -> float:
 def chunks_recover_stale() -> list[str]:
     """Slices still running long after a worker claimed them lost that worker (killed, out
     of memory): each is queued again, with a task, once (the row is locked and checked still
-    stale). Replaying a slice again is harmless: its part is written whole, at the end."""
+    stale). Only the latest claim's worker stores the part (`replaying.chunk_finish`), so a
+    worker that was only slow does not count it twice."""
     cutoff = timezone.now() - dt.timedelta(seconds=stale_seconds())
     recovered = []
     stale = ReceiptReplayChunk.objects.filter(

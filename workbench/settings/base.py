@@ -74,6 +74,10 @@ SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 # on the row this often, and one computing with an older heartbeat is queued again.
 IMPACT_REPORT_HEARTBEAT_SECONDS = float(os.environ.get("IMPACT_REPORT_HEARTBEAT_SECONDS", "10"))
 IMPACT_REPORT_STALE_SECONDS = float(os.environ.get("IMPACT_REPORT_STALE_SECONDS", "60"))
+# A replay of recorded decisions is cut into slices of this many receipts, one task each; a
+# slice still running this long after a worker claimed it is queued again (publishing.replay).
+RECEIPT_REPLAY_CHUNK = int(os.environ.get("RECEIPT_REPLAY_CHUNK", "500"))
+RECEIPT_REPLAY_STALE_SECONDS = float(os.environ.get("RECEIPT_REPLAY_STALE_SECONDS", "120"))
 # How often each worker looks for runs and impact reports whose worker stopped (and requeues
 # them) while it lives, besides as it starts: a fraction of the staleness windows above, so a
 # killed worker's run is taken up again soon after it goes stale. Must be more than 0.
