@@ -117,9 +117,10 @@ def recorded_decisions(version: ContractVersion) -> dict[str, Any]:
         "changed": [] if latest is None else [_shown(entry) for entry in latest.changed],
         "stale": stale,
         "days": replay_days(),
-        "receipts": DecisionReceipt.objects.filter(
-            decision_type_id=version.decision_type_id
-        ).count(),  # fmt: skip
+        # A receipt found not to match its bundle is not a recorded decision.
+        "receipts": DecisionReceipt.objects.filter(decision_type_id=version.decision_type_id)
+        .exclude(status=DecisionReceipt.Status.REFUSED)
+        .count(),
     }
 
 

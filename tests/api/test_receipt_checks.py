@@ -151,3 +151,4 @@ def test_refused_receipts_never_count_in_a_replay_and_the_report_says_why(forged
     page = client.get(f"/types/{ATLAS}/v2/impact/").content.decode()
     assert f"{len(FORGERIES)} receipt(s) refused" in page
     assert 'data-decision="forged-packet"' in page and "1 decision(s) replayed" in page
+    assert "1 receipt(s) recorded for this decision type in all" in page
