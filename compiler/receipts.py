@@ -279,7 +279,7 @@ class ReceiptHeader(_Strict):
 
 
 _REQUIRED = frozenset(name for name, info in Receipt.model_fields.items() if info.is_required())
-MISSING_FIELD = "a receipt has this field"
+MISSING_FIELD = "a receipt must have this field"
 UNKNOWN_FIELD = "a receipt has no such field"
 
 
@@ -338,8 +338,8 @@ def compact_receipt(receipt: Receipt | Mapping[str, Any]) -> dict[str, Any]:
     Every candidate's metadata is a row `[id, content_sha256, i, j, ...]`, one entry per name
     of `fields`: the index of its value in `values` (each distinct value listed once), or
     null where the candidate does not have that field. The candidates of one decision share
-    most of their metadata (entity, roles, purposes, class), so a receipt shrinks to about a
-    third; `parse_receipt` reads it back to the same `Receipt`."""
+    most of their metadata (entity, roles, purposes, class), so a receipt shrinks to less than
+    half; `parse_receipt` reads it back to the same `Receipt`."""
     model = parse_receipt(receipt)
     document = model.to_json()
     items = document.pop("candidates")

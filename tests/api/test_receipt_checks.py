@@ -59,7 +59,7 @@ def test_a_batch_of_500_compact_receipts_fits_the_body_limit_with_room(settings)
         (lambda c: c["candidates"]["fields"].append("content"), "never carries evidence content"),
         (lambda c: c["candidates"]["rows"][0].pop(), "a row holds"),
         (lambda c: c["candidates"]["rows"][0].__setitem__(2, 10_000), "is not an index of values"),
-        (lambda c: c.pop("plan_id"), "a receipt has this field"),
+        (lambda c: c.pop("plan_id"), "a receipt must have this field"),
         (lambda c: c.update(extra=1), "a receipt has no such field"),
     ],
     ids=["format", "content", "short row", "bad index", "missing field", "unknown field"],
