@@ -19,8 +19,10 @@ Builds the demo workspace in a scratch database (dropped and recreated) and one 
 * replay: the receipts replayed against the Atlas draft by `manage.py db_worker --batch`
   processes, one then two (interleaved, each started in a session of its own as
   bench/parallel_runs.py explains), every receipt checked against its bundle first (the
-  checks are reset before each attempt); receipts/s and the ratio of the medians two/one
-  (target: at most 0.6), beside the baseline of one compile of the decision in this process.
+  checks are reset before each attempt); receipts/s, the workers' CPU seconds (two workers
+  using the same CPU in more wall time are waiting on a busy machine, not on each other) and
+  the ratio of the medians two/one (target: at most 0.6), beside the baseline of one compile
+  of the decision in this process.
 
 The database's own CPU time is not in the in-process figures; the load average is printed
 with each attempt, so a noisy measurement shows as one.
@@ -34,6 +36,7 @@ import gzip
 import io
 import json
 import os
+import resource
 import secrets
 import statistics
 import subprocess
@@ -143,6 +146,8 @@ def timed_replay(env: dict[str, str], workers: int) -> tuple[float, str]:
     row = replay.replay_start(actor=None, version=atlas.versions.get(number=2))
     command = [sys.executable, str(ROOT / "manage.py"), "db_worker", "--batch", "--no-reload",
                "--no-startup-delay", "--interval", "0"]  # fmt: skip
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = usage.ru_utime + usage.ru_stime
     started = time.perf_counter()
     processes = [
         subprocess.Popen(
@@ -157,12 +162,15 @@ def timed_replay(env: dict[str, str], workers: int) -> tuple[float, str]:
     for process in processes:
         process.wait()
     seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
     row = ReceiptReplay.objects.get(pk=row.pk)
     if row.status != ReceiptReplay.Status.DONE:
         sys.exit(f"the replay did not finish ({row.status}, {row.done}/{row.total}): run a "
                  f"worker by hand to see why")  # fmt: skip
     result = row.result
-    summary = f"{row.status}: {row.done}/{row.total}, {result.get('replayed')} replayed, "
+    summary = f"workers' CPU {cpu:.1f} s; {row.status}: {row.done}/{row.total}, "
+    summary += f"{result.get('replayed')} replayed, "
     summary += f"{len(result.get('changed', []))} changed, {result.get('refused')} refused"
     return seconds, summary
 
