@@ -59,11 +59,17 @@ if TYPE_CHECKING:
     )
     from compiler_trust._receipts import (
         CARRIES_CONTENT,
+        FORMAT_COMPACT,
+        Receipt,
+        ReceiptHeader,
         ReceiptInvalid,
         check_receipt,
+        compact_receipt,
         content_sha256,
+        expand_receipt,
         make_receipt,
         parse_receipt,
+        receipt_header,
         replay,
     )
     from compiler_trust._statements import (
@@ -133,11 +139,17 @@ _HOMES = {
     "compiler_trust._bundle.verification": ["inspect_bundle", "verify_bundle"],
     "compiler_trust._receipts": [
         "CARRIES_CONTENT",
+        "FORMAT_COMPACT",
+        "Receipt",
+        "ReceiptHeader",
         "ReceiptInvalid",
         "check_receipt",
+        "compact_receipt",
         "content_sha256",
+        "expand_receipt",
         "make_receipt",
         "parse_receipt",
+        "receipt_header",
         "replay",
     ],
 }
@@ -148,6 +160,12 @@ __all__ = [
     "ApprovalStatement",
     "BundleInvalid",
     "CARRIES_CONTENT",
+    "receipt_header",
+    "expand_receipt",
+    "compact_receipt",
+    "ReceiptHeader",
+    "Receipt",
+    "FORMAT_COMPACT",
     "FORMAT",
     "KEY_MAY_NOT_SIGN_TYPE",
     "KEY_ROLES",

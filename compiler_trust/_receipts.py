@@ -9,11 +9,14 @@ the same decision again (`replay`) against this contract or another one, and yet
 evidence text leaves the service that made the decision.
 
     receipt = make_receipt(document, output, bundle_sha256=bundle.sha256)
+    compact_receipt(receipt)              # the JSON a service posts (FORMAT_COMPACT)
+    receipt_header(data)                  # format, ids, field names and no content: cheap
     check_receipt(receipt, bundle)        # ReceiptInvalid listing every problem, or the model
     replay(receipt, other_contract)       # a CompileOutput, exactly what that contract decides
 
-Pure: no clock, network, randomness or files. The format is `FORMAT`; docs/distribution.md
-describes it.
+Pure: no clock, network, randomness or files. Two formats are read: `FORMAT` (candidates as
+objects) and `FORMAT_COMPACT` (candidates as rows of indexes into a table of their distinct
+values); docs/distribution.md describes both.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from compiler._output import CompileOutput
 from compiler._validate_input import load_input
 
 FORMAT: Final = "evidence-compiler.receipt/1"
+# The same receipt with its candidates as rows (see `compact_receipt`): what a service posts.
+FORMAT_COMPACT: Final = "evidence-compiler.receipt/2"
 
 CARRIES_CONTENT = (
     "a receipt never carries evidence content: replace it with content_sha256 (the sha256 "
@@ -39,6 +44,13 @@ CARRIES_CONTENT = (
 WRONG_BUNDLE = "the receipt names bundle {given}, but it is checked against bundle {expected}"
 WRONG_DECISION_TYPE = (
     "the receipt is for decision type '{given}', the bundle's contract is '{expected}'"
+)
+UNKNOWN_FORMAT = (
+    f"unknown receipt format {{given!r}}: this compiler reads '{FORMAT}' and '{FORMAT_COMPACT}'"
+)
+BAD_ROWS = (
+    'a compact receipt\'s candidates are {{"fields": [names], "values": [values], '
+    '"rows": [[id, content_sha256, value index or null per field], ...]}}: {problem}'
 )
 PLAN_MISMATCH = (
     "compiling the receipt's request and candidates against the bundle gives {field} "
@@ -159,6 +171,11 @@ def parse_receipt(data: Any) -> Receipt:
     refused wherever it appears, with its own message."""
     if isinstance(data, Receipt):
         return data
+    if isinstance(data, Mapping) and data.get("format") == FORMAT_COMPACT:
+        data = expand_receipt(data)
+    elif isinstance(data, Mapping) and data.get("format", FORMAT) != FORMAT:
+        raise ReceiptInvalid([{"loc": ["format"], "msg": UNKNOWN_FORMAT.format(
+            given=data.get("format"))}])  # fmt: skip
     problems = [{"loc": loc, "msg": CARRIES_CONTENT} for loc in _content_locations(data)]
     try:
         receipt = Receipt.model_validate(data)
@@ -232,10 +249,16 @@ def check_receipt(receipt: Receipt | Mapping[str, Any], bundle: Any) -> Receipt:
     except InvalidInput as exc:
         raise ReceiptInvalid(exc.errors) from None
     recompiled = {
+        "contract_version": contract.version,
+        "compiler_version": output.compiler_version,
         "plan_id": output.plan_id,
         "result": str(output.result),
         "slots": tuple(ReceiptSlot.model_validate(s.model_dump(mode="json"))
                        for s in output.slots),
+        "packet": tuple(output.packet_ids),
+        "decision_ready": output.decision_ready,
+        "refusal": output.refusal.model_dump(mode="json", by_alias=True)
+        if output.refusal else None,
     }  # fmt: skip
     for field, actual in recompiled.items():
         given = getattr(model, field)
@@ -247,9 +270,154 @@ def check_receipt(receipt: Receipt | Mapping[str, Any], bundle: Any) -> Receipt:
     return model
 
 
+class ReceiptHeader(_Strict):
+    """What a receipt names, read without reading the rest (`receipt_header`)."""
+
+    format: Literal["evidence-compiler.receipt/1", "evidence-compiler.receipt/2"] = FORMAT
+    decision_id: str = Field(min_length=1, max_length=200)
+    bundle_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    decision_type: str = Field(min_length=1)
+
+
+_REQUIRED = frozenset(name for name, info in Receipt.model_fields.items() if info.is_required())
+MISSING_FIELD = "a receipt must have this field"
+UNKNOWN_FIELD = "a receipt has no such field"
+
+
+def receipt_header(data: Any) -> ReceiptHeader:
+    """A receipt's header (format, decision id, bundle, decision type), its fields' names and
+    the absence of content checked, at a small fraction of `parse_receipt`'s cost: what a
+    service posting thousands a second can be told at once. The rest of it is checked when
+    it is compiled again (`check_receipt`). `ReceiptInvalid` listing every problem."""
+    if not isinstance(data, Mapping):
+        raise ReceiptInvalid([{"loc": [], "msg": "a receipt is a JSON object"}])
+    if data.get("format", FORMAT) not in (FORMAT, FORMAT_COMPACT):
+        raise ReceiptInvalid([{"loc": ["format"], "msg": UNKNOWN_FORMAT.format(
+            given=data.get("format"))}])  # fmt: skip
+    problems: list[dict[str, Any]] = [
+        {"loc": [name], "msg": MISSING_FIELD} for name in sorted(_REQUIRED - set(data))
+    ]
+    problems += [{"loc": [name], "msg": UNKNOWN_FIELD}
+                 for name in sorted(set(data) - set(Receipt.model_fields))]  # fmt: skip
+    if data.get("format") == FORMAT_COMPACT:
+        problems += _compact_content_locations(data)
+    else:
+        problems += [{"loc": loc, "msg": CARRIES_CONTENT} for loc in _content_locations(data)]
+    try:
+        header = ReceiptHeader.model_validate(
+            {name: data[name] for name in ReceiptHeader.model_fields if name in data}
+        )
+    except ValidationError as exc:
+        problems += [{"loc": list(e["loc"]), "msg": e["msg"]} for e in exc.errors()]
+    if problems:
+        raise ReceiptInvalid(problems)
+    return header
+
+
+def _compact_content_locations(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    # Run on every receipt ingested, so only dicts are looked into (parsed JSON objects are
+    # dicts; a `Mapping` check is several times slower).
+    table = data.get("candidates")
+    if not isinstance(table, dict):
+        return []
+    found: list[dict[str, Any]] = []
+    if isinstance(table.get("fields"), list) and "content" in table["fields"]:
+        found.append({"loc": ["candidates", "fields"], "msg": CARRIES_CONTENT})
+    values = table.get("values")
+    for index, value in enumerate(values if isinstance(values, list) else ()):
+        if type(value) is list:
+            for form in value:
+                if type(form) is dict and "content" in form:
+                    found.append({"loc": ["candidates", "values", index], "msg": CARRIES_CONTENT})
+                    break
+    return found
+
+
+def compact_receipt(receipt: Receipt | Mapping[str, Any]) -> dict[str, Any]:
+    """The receipt in `FORMAT_COMPACT`: the same fields, but the candidates as rows.
+
+    Every candidate's metadata is a row `[id, content_sha256, i, j, ...]`, one entry per name
+    of `fields`: the index of its value in `values` (each distinct value listed once), or
+    null where the candidate does not have that field. The candidates of one decision share
+    most of their metadata (entity, roles, purposes, class), so a receipt shrinks to less than
+    half; `parse_receipt` reads it back to the same `Receipt`."""
+    model = parse_receipt(receipt)
+    document = model.to_json()
+    items = document.pop("candidates")
+    fields = sorted({name for item in items for name in item} - {"id", "content_sha256"})
+    values: list[Any] = []
+    positions: dict[str, int] = {}
+    rows = []
+    for item in items:
+        row: list[Any] = [item["id"], item["content_sha256"]]
+        for name in fields:
+            if name not in item:
+                row.append(None)
+                continue
+            key = sha256_hex(item[name])
+            if key not in positions:
+                positions[key] = len(values)
+                values.append(item[name])
+            row.append(positions[key])
+        rows.append(row)
+    return {
+        **document,
+        "format": FORMAT_COMPACT,
+        "candidates": {"fields": fields, "values": values, "rows": rows},
+    }
+
+
+def expand_receipt(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A `FORMAT_COMPACT` receipt as the `FORMAT` object it stands for (`ReceiptInvalid`
+    when its rows do not fit its fields and values)."""
+    table = data.get("candidates")
+    problems: list[dict[str, Any]] = []
+
+    def bad(loc: list[Any], problem: str) -> None:
+        problems.append({"loc": ["candidates", *loc], "msg": BAD_ROWS.format(problem=problem)})
+
+    if not isinstance(table, Mapping) or set(table) != {"fields", "values", "rows"}:
+        bad([], "these are not")
+        raise ReceiptInvalid(problems)
+    fields, values, rows = table["fields"], table["values"], table["rows"]
+    if not (isinstance(fields, list) and all(isinstance(f, str) for f in fields)):
+        bad(["fields"], "fields is not a list of names")
+    elif {"id", "content_sha256"} & set(fields) or len(set(fields)) != len(fields):
+        bad(["fields"], "a name is listed twice, or is id or content_sha256")
+    if not isinstance(values, list):
+        bad(["values"], "values is not a list")
+    if not isinstance(rows, list):
+        bad(["rows"], "rows is not a list")
+    if problems:
+        raise ReceiptInvalid(problems)
+    candidates = []
+    for number, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(fields) + 2:
+            bad(["rows", number], f"a row holds {len(fields) + 2} entries")
+            continue
+        item = {"id": row[0], "content_sha256": row[1]}
+        for name, position in zip(fields, row[2:], strict=True):
+            if position is None:
+                continue
+            if (
+                not isinstance(position, int)
+                or isinstance(position, bool)
+                or not (0 <= position < len(values))
+            ):
+                bad(["rows", number], f"{position!r} is not an index of values")
+                break
+            item[name] = values[position]
+        candidates.append(item)
+    if problems:
+        raise ReceiptInvalid(problems)
+    return {**data, "format": FORMAT, "candidates": candidates}
+
+
 def _short(value: Any) -> Any:
-    if isinstance(value, tuple):
+    if isinstance(value, tuple) and value and isinstance(value[0], ReceiptSlot):
         return [f"{s.proposition}={s.state}" for s in value]
+    if isinstance(value, tuple):
+        return list(value)
     return value
 
 
@@ -270,13 +438,18 @@ def _content_locations(data: Any) -> list[list[Any]]:
 
 __all__ = [
     "FORMAT",
+    "FORMAT_COMPACT",
     "Receipt",
+    "ReceiptHeader",
     "ReceiptInvalid",
     "candidate_metadata",
     "check_receipt",
+    "compact_receipt",
     "content_sha256",
+    "expand_receipt",
     "make_receipt",
     "parse_receipt",
+    "receipt_header",
     "receipt_input",
     "replay",
 ]

@@ -16,8 +16,12 @@ class PublishingConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here: they import models, which need the app registry.
-        from . import checks  # noqa: F401  (registers the system checks)
+        from . import (
+            checks,  # noqa: F401  (registers the system checks)
+            replay,
+        )
         from .impact import signals, stored
 
         signals.connect()  # stored impact reports follow their inputs
         registry.register_stale_work_checker("impact reports", stored.reports_recover_stale)
+        registry.register_stale_work_checker("receipt replays", replay.chunks_recover_stale)

@@ -1,20 +1,29 @@
-"""Ingesting decision receipts posted by production (`POST /api/v1/decisions`).
+"""Ingesting decision receipts posted by production (`POST /api/v1/decisions`), and checking
+them against their bundles before a replay counts them.
 
-Each receipt is judged on its own: it must be well formed and carry no evidence content
-(`compiler_trust.parse_receipt`), be for a decision type the token may write to, name a
-bundle stored here, and match that bundle (`compiler_trust.check_receipt`: compiling its
-request and candidates against the bundle's contract gives its plan id, result and slots).
-The stored bundle is verified against the workbench's key set first, once per batch.
+Ingest is built for thousands of receipts a second, so it reads only what routes and names
+a receipt (`compiler_trust.receipt_header`: its format, decision id, bundle and type, its
+fields' names, and no content anywhere), and writes it as sent, `unchecked`: the batch's
+accepted receipts as one compressed document (`ReceiptBatch`) and a narrow row per receipt.
+A receipt is refused at once when that much is wrong, when its decision type is outside the
+token's scope or when it names a bundle this workbench did not publish for the type. A batch
+costs a fixed number of queries whatever its size (the bundles it names, the decision ids
+already recorded), and its accepted receipts are written in one transaction: all of them
+or, if the database fails, none. A receipt whose decision id is already recorded for the
+type with the same text (the sha256 of its JSON with keys sorted, computed once, as it is
+stored: `receipt_text`) is a `duplicate`, accepted and not stored twice, so posting a batch
+again is safe; with another text it is refused.
 
-The accepted receipts of a batch are written in one transaction: either all of them are
-stored or, if the database fails, none. A refused receipt is never written. A receipt whose
-decision id is already recorded for the type with the same content is a `duplicate`
-(accepted, not stored twice: posting a batch again is safe); with other content, refused.
+`receipts_check` compiles each unchecked receipt again against the bundle it names (verified
+against the workbench's key set once per bundle) and compares every field the receipt states
+about the decision (`compiler_trust.check_receipt`). A receipt that does not match is
+`refused` with the problems found and never counts in a replay.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,16 +31,17 @@ from django.db import transaction
 
 from compiler_trust import (
     BundleInvalid,
+    Receipt,
     ReceiptInvalid,
     VerifiedBundle,
     check_receipt,
-    parse_receipt,
+    receipt_header,
     verify_bundle,
 )
 from contracts.models import Bundle
 
 from . import signing, tokens
-from .models import DecisionReceipt, ServiceToken
+from .models import DecisionReceipt, ReceiptBatch, ServiceToken, receipt_objects, receipt_text
 
 ACCEPTED, DUPLICATE, REFUSED = "accepted", "duplicate", "refused"
 
@@ -60,94 +70,140 @@ def _refused(index: int, decision_id: str | None, msg: str, loc: Sequence[Any] =
     return Outcome(index, decision_id, REFUSED, [{"loc": list(loc), "msg": msg}])
 
 
-def _loc(error: dict[str, Any]) -> list[Any]:
-    return list(error.get("loc", ()))
+def _problems(exc: ReceiptInvalid) -> list[dict[str, Any]]:
+    return [{"loc": list(e.get("loc", ())), "msg": e["msg"]} for e in exc.errors]
 
 
 def receipts_ingest(*, token: ServiceToken, receipts: Sequence[Any]) -> list[Outcome]:
-    """Judge each receipt and store the accepted ones, all in one transaction.
+    """Judge each receipt's header and store the accepted ones, all in one transaction.
     `tokens.CreatorLost` (nothing judged, nothing written) when the token's creator no longer
-    owns a type of the token's that a receipt names, or none of them."""
+    owns a type of the token's that a receipt names, or none of them: the creator's role is
+    asked at every call, for every batch."""
     allowed = tokens.allowed_types(token, tokens.RECORD)
-    type_ids = frozenset(t.pk for t in allowed)
+    allowed_by_key = {t.key: t for t in allowed}
     named = {raw.get("decision_type") for raw in receipts if isinstance(raw, dict)
              and isinstance(raw.get("decision_type"), str)}  # fmt: skip
     lost = sorted(
-        t.key for t in tokens.scoped_types(token=token) if t.pk not in type_ids and t.key in named
-    )
+        t.key for t in tokens.scoped_types(token=token)
+        if t.key not in allowed_by_key and t.key in named
+    )  # fmt: skip
     if lost:
         raise tokens.CreatorLost(tokens.CREATOR_LOST.format(
             prefix=token.prefix, key="', '".join(lost), what=tokens.TOKEN_NEEDS[tokens.RECORD][1]
         ))  # fmt: skip
-    verified: dict[int, VerifiedBundle | str] = {}
-    outcomes: list[Outcome] = []
-    pending: list[DecisionReceipt] = []
-    seen: dict[tuple[int, str], dict[str, Any]] = {}
-    keys = None
+    outcomes: list[Outcome | None] = [None] * len(receipts)
+    headers = {}
     for index, raw in enumerate(receipts):
-        decision_id = raw.get("decision_id") if isinstance(raw, dict) else None
-        decision_id = decision_id if isinstance(decision_id, str) else None
         try:
-            receipt = parse_receipt(raw)
+            headers[index] = receipt_header(raw)
         except ReceiptInvalid as exc:
-            outcomes.append(Outcome(index, decision_id, REFUSED, [
-                {"loc": _loc(e), "msg": e["msg"]} for e in exc.errors]))  # fmt: skip
+            decision_id = raw.get("decision_id") if isinstance(raw, dict) else None
+            outcomes[index] = Outcome(index, decision_id if isinstance(decision_id, str)
+                                      else None, REFUSED, _problems(exc))  # fmt: skip
+    bundles = {
+        (bundle.decision_type.key, bundle.sha256): bundle
+        for bundle in Bundle.objects.filter(
+            decision_type__in=allowed, sha256__in={h.bundle_sha256 for h in headers.values()}
+        ).select_related("decision_type")
+    }  # fmt: skip
+    taken = _recorded_ids(allowed, headers.values())
+    pending: dict[tuple[int, str], DecisionReceipt] = {}
+    texts: list[bytes] = []
+    for index, header in headers.items():
+        key, decision_id = header.decision_type, header.decision_id
+        if key not in allowed_by_key:
+            outcomes[index] = _refused(index, decision_id, UNKNOWN_TYPE.format(key=key),
+                                       ["decision_type"])  # fmt: skip
             continue
-        key = receipt.decision_type
-        bundle = (
-            Bundle.objects.filter(
-                sha256=receipt.bundle_sha256, decision_type__key=key,
-                decision_type_id__in=type_ids,
-            ).select_related("decision_type").first()
-        )  # fmt: skip
+        bundle = bundles.get((key, header.bundle_sha256))
         if bundle is None:
-            in_scope = token.decision_types.filter(key=key).exists()
-            message = UNKNOWN_BUNDLE.format(sha256=receipt.bundle_sha256, key=key)
-            if not in_scope:
-                message = UNKNOWN_TYPE.format(key=key)
-            outcomes.append(_refused(index, decision_id, message, ["decision_type" if not
-                                     in_scope else "bundle_sha256"]))  # fmt: skip
+            outcomes[index] = _refused(index, decision_id, UNKNOWN_BUNDLE.format(
+                sha256=header.bundle_sha256, key=key), ["bundle_sha256"])  # fmt: skip
             continue
-        if bundle.pk not in verified:
+        text = receipt_text(receipts[index])
+        sha256 = hashlib.sha256(text).hexdigest()
+        identity = (bundle.decision_type_id, decision_id)
+        recorded = taken.get(identity)
+        if recorded is None and identity in pending:
+            recorded = pending[identity].sha256
+        if recorded is not None:
+            outcomes[index] = (
+                Outcome(index, decision_id, DUPLICATE) if recorded == sha256
+                else _refused(index, decision_id, ID_TAKEN.format(
+                    decision_id=decision_id, key=key), ["decision_id"])
+            )  # fmt: skip
+            continue
+        pending[identity] = DecisionReceipt(
+            decision_type_id=bundle.decision_type_id, bundle=bundle, decision_id=decision_id,
+            position=len(texts), sha256=sha256, token=token,
+        )  # fmt: skip
+        texts.append(text)
+        outcomes[index] = Outcome(index, decision_id, ACCEPTED)
+    if pending:
+        with transaction.atomic():
+            batch = ReceiptBatch.objects.create(document=ReceiptBatch.pack(texts))
+            for row in pending.values():
+                row.batch = batch
+            DecisionReceipt.objects.bulk_create(pending.values(), batch_size=500)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _recorded_ids(types: Iterable[Any], headers: Iterable[Any]) -> dict[tuple[int, str], str]:
+    """(type id, decision id) -> sha256 of the receipts already recorded under the ids of a
+    batch, in one query."""
+    ids = {header.decision_id for header in headers}
+    if not ids:
+        return {}
+    rows = DecisionReceipt.objects.filter(
+        decision_type__in=list(types), decision_id__in=ids
+    ).values_list("decision_type_id", "decision_id", "sha256")
+    return {(type_id, decision_id): sha256 for type_id, decision_id, sha256 in rows}
+
+
+def receipts_check(
+    rows: Iterable[DecisionReceipt], parsed: dict[int, Receipt] | None = None
+) -> list[DecisionReceipt]:
+    """Check each unchecked receipt of `rows` against its bundle and store the verdict:
+    `matched`, or `refused` with the problems (`check_receipt`'s, or the bundle's own when it
+    no longer verifies). Returns the rows, their status current; `parsed`, if given, gets
+    each receipt that matched, by row id, so a replay need not parse it again."""
+    verified: dict[int, VerifiedBundle | str] = {}
+    keys = None
+    checked = []
+    rows = list(rows)
+    documents = receipt_objects([r for r in rows if r.status == DecisionReceipt.Status.UNCHECKED])
+    for row in rows:
+        if row.status != DecisionReceipt.Status.UNCHECKED:
+            continue
+        if row.bundle_id not in verified:
             if keys is None:
                 keys = (signing.trusted_public_keys(), signing.key_owners())
+            bundle = Bundle.objects.get(pk=row.bundle_id)
             try:
-                verified[bundle.pk] = verify_bundle(bundle.data, keys[0], key_owners=keys[1])
+                verified[row.bundle_id] = verify_bundle(bundle.data, keys[0], key_owners=keys[1])
             except BundleInvalid as exc:
-                verified[bundle.pk] = BUNDLE_UNVERIFIED.format(sha256=bundle.sha256, reason=exc)
-        checked_against = verified[bundle.pk]
-        if isinstance(checked_against, str):
-            outcomes.append(_refused(index, decision_id, checked_against, ["bundle_sha256"]))
-            continue
-        try:
-            check_receipt(receipt, checked_against)
-        except ReceiptInvalid as exc:
-            outcomes.append(Outcome(index, decision_id, REFUSED, [
-                {"loc": _loc(e), "msg": e["msg"]} for e in exc.errors]))  # fmt: skip
-            continue
-        document = receipt.to_json()
-        identity = (bundle.decision_type_id, receipt.decision_id)
-        stored = seen.get(identity)
-        if stored is None:
-            row = DecisionReceipt.objects.filter(
-                decision_type_id=bundle.decision_type_id, decision_id=receipt.decision_id
-            ).values_list("receipt", flat=True).first()  # fmt: skip
-            stored = row
-        if stored is not None:
-            if stored == document:
-                outcomes.append(Outcome(index, receipt.decision_id, DUPLICATE))
+                verified[row.bundle_id] = BUNDLE_UNVERIFIED.format(
+                    sha256=bundle.sha256, reason=exc)  # fmt: skip
+        against = verified[row.bundle_id]
+        if isinstance(against, str):
+            row.status = DecisionReceipt.Status.REFUSED
+            row.problems = [{"loc": ["bundle_sha256"], "msg": against}]
+        else:
+            try:
+                receipt = check_receipt(documents[row.pk], against)
+            except ReceiptInvalid as exc:
+                row.status, row.problems = DecisionReceipt.Status.REFUSED, _problems(exc)
             else:
-                outcomes.append(_refused(index, receipt.decision_id, ID_TAKEN.format(
-                    decision_id=receipt.decision_id, key=key), ["decision_id"]))  # fmt: skip
-            continue
-        seen[identity] = document
-        pending.append(
-            DecisionReceipt(
-                decision_type_id=bundle.decision_type_id, bundle=bundle,
-                decision_id=receipt.decision_id, receipt=document, token=token,
-            )
-        )  # fmt: skip
-        outcomes.append(Outcome(index, receipt.decision_id, ACCEPTED))
-    with transaction.atomic():
-        DecisionReceipt.objects.bulk_create(pending)
-    return outcomes
+                row.status, row.problems = DecisionReceipt.Status.MATCHED, []
+                if parsed is not None:
+                    parsed[row.pk] = receipt
+        checked.append(row)
+    # Matched ones in one statement (bulk_update's CASE over hundreds of rows costs more than
+    # the check of a receipt); refused ones are few, each with its own problems.
+    matched = [row.pk for row in checked if row.status == DecisionReceipt.Status.MATCHED]
+    DecisionReceipt.objects.filter(pk__in=matched).update(
+        status=DecisionReceipt.Status.MATCHED, problems=[]
+    )
+    refused = [row for row in checked if row.status == DecisionReceipt.Status.REFUSED]
+    DecisionReceipt.objects.bulk_update(refused, ["status", "problems"], batch_size=500)
+    return rows

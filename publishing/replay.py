@@ -3,30 +3,34 @@
 The impact report's fixture scenarios say what a version would change on stories someone
 wrote; the receipts say what it would change on the decisions production actually made.
 `replay_start` queues a replay of every receipt received in the last
-`settings.RECEIPT_REPLAY_DAYS` days (default 30) of the version's decision type; the task
-(`publishing.tasks.replay_recorded_decisions`, running `publishing.replaying`) compiles each with
-`compiler_trust.replay` against the version's contract and keeps, per decision whose
-slots, result or admitted set (the packet's ids) would change, what changes, in the same
-terms as the report's scenarios: a slot going from one state to another, candidates that
-would enter or leave the packet.
+`settings.RECEIPT_REPLAY_DAYS` days (default 30) of the version's decision type, cut into
+slices of `RECEIPT_REPLAY_CHUNK` receipts with a task each (`publishing.tasks.replay_chunk`,
+running `publishing.replaying`), so that every worker takes a share as suite runs do. Each
+receipt is first checked against the bundle it names (a refused one never counts), then
+compiled with `compiler_trust.replay` against the version's contract, keeping, per
+decision whose slots, result or admitted set (the packet's ids) would change, what changes,
+in the same terms as the report's scenarios: a slot going from one state to another,
+candidates that would enter or leave the packet.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 
 from contracts import permissions
 from contracts.models import ContractVersion
 from contracts.services import NOT_ALLOWED, Actor
 from contracts.wording import said_again
 
-from .models import DecisionReceipt, ReceiptReplay
-from .replaying import admitted_text, contract_sha256, flip_text, problem_text
-from .tasks import replay_recorded_decisions
+from .models import DecisionReceipt, ReceiptReplay, ReceiptReplayChunk
+from .replaying import admitted_text, contract_sha256, flip_text, problem_text, replay_plan
+from .tasks import replay_chunk
 
 DEFAULT_DAYS = 30
 
@@ -60,9 +64,43 @@ def replay_start(
         days=replay_days() if days is None else days,
         requested_by=actor if actor is not None and actor.is_authenticated else None,
     )
-    replay_recorded_decisions.enqueue(row.pk)
+    for chunk in replay_plan(row, now=timezone.now()):
+        replay_chunk.enqueue(chunk.pk)
     row.refresh_from_db()
     return row
+
+
+def stale_seconds() -> float:
+    return float(getattr(settings, "RECEIPT_REPLAY_STALE_SECONDS", 120))
+
+
+def chunks_recover_stale() -> list[str]:
+    """Slices still running long after a worker claimed them lost that worker (killed, out
+    of memory): each is queued again, with a task, once (the row is locked and checked still
+    stale). Only the latest claim's worker stores the part (`replaying.chunk_finish`), so a
+    worker that was only slow does not count it twice."""
+    cutoff = timezone.now() - dt.timedelta(seconds=stale_seconds())
+    recovered = []
+    stale = ReceiptReplayChunk.objects.filter(
+        status=ReceiptReplayChunk.Status.RUNNING, claimed_at__lt=cutoff
+    ).values_list("pk", flat=True)  # fmt: skip
+    for pk in list(stale):
+        with transaction.atomic():
+            chunk = ReceiptReplayChunk.objects.select_for_update().get(pk=pk)
+            if (
+                chunk.status != ReceiptReplayChunk.Status.RUNNING
+                or chunk.claimed_at is None
+                or (chunk.claimed_at >= cutoff)
+            ):
+                continue
+            chunk.status = ReceiptReplayChunk.Status.QUEUED
+            chunk.save(update_fields=["status"])
+            replay_chunk.enqueue(chunk.pk)
+        recovered.append(
+            f"Slice {chunk.number} of receipt replay {chunk.replay_id} lost its worker: "
+            "queued again."
+        )
+    return recovered
 
 
 # --------------------------------------------------------------------------- reads
@@ -79,9 +117,10 @@ def recorded_decisions(version: ContractVersion) -> dict[str, Any]:
         "changed": [] if latest is None else [_shown(entry) for entry in latest.changed],
         "stale": stale,
         "days": replay_days(),
-        "receipts": DecisionReceipt.objects.filter(
-            decision_type_id=version.decision_type_id
-        ).count(),  # fmt: skip
+        # A receipt found not to match its bundle is not a recorded decision.
+        "receipts": DecisionReceipt.objects.filter(decision_type_id=version.decision_type_id)
+        .exclude(status=DecisionReceipt.Status.REFUSED)
+        .count(),
     }
 
 
@@ -110,6 +149,7 @@ def _shown(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "chunks_recover_stale",
     "may_replay",
     "recorded_decisions",
     "replay_start",

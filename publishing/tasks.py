@@ -1,6 +1,7 @@
 """Background work of `publishing`: replaying recorded decisions against a version, executed
-by `manage.py db_worker` (django-tasks-db). The task carries only the replay's id; the row
-holds the rest, and the impact page reads the row. Queued by `publishing.replay`; the work
+by `manage.py db_worker` (django-tasks-db), one task per slice of the receipts so that every
+worker takes a share. A task carries only an id; the rows hold the rest, and the impact page
+reads the replay's row. Queued by `publishing.replay`; the work
 itself is `publishing.replaying`."""
 
 from __future__ import annotations
@@ -10,6 +11,13 @@ from typing import Any
 from django.tasks import task
 
 from . import replaying
+
+
+@task
+def replay_chunk(chunk_id: int) -> dict[str, Any]:
+    """One slice of a replay's receipts; each worker takes slices as it is free."""
+    chunk = replaying.chunk_execute(chunk_id=chunk_id)
+    return {"chunk": chunk.pk, "status": chunk.status}
 
 
 @task

@@ -21,9 +21,11 @@ for cookie authentication). docs/api.md describes it.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import IntegrityError
@@ -31,12 +33,14 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import AuthenticationError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import Field
 
 from contracts.models import Bundle
 from publishing import receipts, tokens
 from publishing.models import ServiceToken
+from workbench import api_body
 from workbench.http import ApiRequest
 
 # Messages tests assert on.
@@ -63,6 +67,13 @@ class ServiceTokenAuth(HttpBearer):
         return tokens.authenticate(token)
 
 
+class OrjsonParser(Parser):
+    """JSON bodies read with orjson: a batch of 500 receipts parses several times faster."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return orjson.loads(request.body)
+
+
 api = NinjaAPI(
     title="Evidence Workbench",
     version="1",
@@ -70,7 +81,16 @@ api = NinjaAPI(
     urls_namespace="api-v1",
     auth=ServiceTokenAuth(),
     docs_url=None,
+    parser=OrjsonParser(),
 )
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """A failure is logged and answered in JSON, in development as in production (ninja's
+    own answer is a traceback as text when DEBUG is on)."""
+    logging.getLogger("django.request").error("Error answering %s", request.path, exc_info=exc)
+    return api.create_response(request, {"detail": api_body.SERVER_ERROR}, status=500)
 
 
 @api.exception_handler(AuthenticationError)
@@ -94,7 +114,9 @@ class TypeEntry(Schema):
 
 class ReceiptBatch(Schema):
     receipts: list[dict[str, Any]] = Field(
-        description="receipts as `evidence-compiler compile --receipt` writes them"
+        description="receipts as `evidence-compiler compile --receipt` writes them (format "
+        "evidence-compiler.receipt/2; /1 is read too); the body may be sent gzipped "
+        "(Content-Encoding: gzip)"
     )
 
 

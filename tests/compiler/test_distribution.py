@@ -169,7 +169,8 @@ def test_installed_without_django_it_verifies_compiles_with_a_receipt_and_tests(
     assert compiled.returncode == 0, compiled.stderr
     receipt = json.loads((work / "receipt.json").read_text())
     assert receipt["plan_id"] == json.loads(compiled.stdout)["plan_id"]
-    assert "content" not in receipt["candidates"][0]
+    assert receipt["format"] == "evidence-compiler.receipt/2"
+    assert "content" not in receipt["candidates"]["fields"]
 
     junit = work / "junit.xml"
     tested = run("test", ROOT / "examples" / "tests" / "credit.review.continuation",

@@ -62,6 +62,8 @@ CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", 5 * 1024
 # then refused by the import form itself, with the same cap and message as a file, and the
 # form kept; a larger post gets the form back with a 413 (`workbench.middleware`).
 DATA_UPLOAD_MAX_MEMORY_SIZE = CORPUS_UPLOAD_MAX_BYTES + 256 * 1024
+# The body of a call to /api/ may be this large once inflated (`workbench.api_body`).
+API_BODY_MAX_BYTES = int(os.environ.get("API_BODY_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE))
 
 # Suite runs go to a database queue that `manage.py db_worker` (started by `make run`) drains.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -73,6 +75,10 @@ SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 # on the row this often, and one computing with an older heartbeat is queued again.
 IMPACT_REPORT_HEARTBEAT_SECONDS = float(os.environ.get("IMPACT_REPORT_HEARTBEAT_SECONDS", "10"))
 IMPACT_REPORT_STALE_SECONDS = float(os.environ.get("IMPACT_REPORT_STALE_SECONDS", "60"))
+# A replay of recorded decisions is cut into slices of this many receipts, one task each; a
+# slice still running this long after a worker claimed it is queued again (publishing.replay).
+RECEIPT_REPLAY_CHUNK = int(os.environ.get("RECEIPT_REPLAY_CHUNK", "500"))
+RECEIPT_REPLAY_STALE_SECONDS = float(os.environ.get("RECEIPT_REPLAY_STALE_SECONDS", "120"))
 # How often each worker looks for runs and impact reports whose worker stopped (and requeues
 # them) while it lives, besides as it starts: a fraction of the staleness windows above, so a
 # killed worker's run is taken up again soon after it goes stale. Must be more than 0.
@@ -92,6 +98,8 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Reads, inflates and bounds the body of an /api/ call before anything else reads it.
+    "workbench.api_body.ApiBodyMiddleware",
     # Before the CSRF check, which is the first to read a form's fields.
     "workbench.middleware.RequestTooLargeMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
