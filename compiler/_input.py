@@ -152,8 +152,12 @@ class Source(Frozen):
 
 class Candidate(Frozen):
     id: Identifier
-    entity: Identifier = Field(
-        description='The entity id it concerns, or "*" when it applies to every entity.'
+    # Its own Field rather than `Identifier` with a description: pydantic 2.11, the lowest
+    # release allowed, merged that with a default another model gave `Identifier`.
+    entity: str = Field(
+        min_length=1,
+        strict=True,
+        description='The entity id it concerns, or "*" when it applies to every entity.',
     )
     allowed_roles: tuple[str, ...]
     allowed_purposes: tuple[str, ...]

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     )
     from compiler_tools._contract_tests.mutation import mutation_cases
     from compiler_tools._contract_tests.running import failing_expectations, run_tests
-    from compiler_tools._pull import BUNDLE_FILE, ETAG_FILE, STATE_FILE
+    from compiler_tools._pull import BUNDLE_FILE, STATE_FILE
+    from compiler_tools._pull_io import ETAG_FILE
     from compiler_tools._runtime import (
         BundleStore,
         Decision,
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "compiler_tools._cli": ["main"],
-    "compiler_tools._pull": ["BUNDLE_FILE", "ETAG_FILE", "STATE_FILE"],
+    "compiler_tools._pull": ["BUNDLE_FILE", "STATE_FILE"],
+    "compiler_tools._pull_io": ["ETAG_FILE"],
     "compiler_tools._runtime": [
         "BundleStore",
         "Decision",

@@ -28,11 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import http.client
-import ipaddress
 import json
-import os
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -41,6 +37,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from compiler_tools._pull_io import (
+    TIMEOUT_SECONDS,
+    HttpStatus,
+    PullFailed,
+    PullUsage,
+    Response,
+    check_url,
+    http_get,
+    parse_mode,
+    read_etag,
+    read_or_none,
+    read_token,
+    replace_file,
+    store_etag,
+)
 from compiler_trust._bundle.document import VerifiedBundle
 from compiler_trust._bundle.reasons import BundleInvalid
 from compiler_trust._bundle.verification import inspect_bundle, verify_bundle
@@ -48,14 +59,10 @@ from compiler_trust._key_files import load_public_keys
 from compiler_trust._keys import KeyLoadError
 
 BUNDLE_FILE = "bundle.json"
-ETAG_FILE = "bundle.json.etag"
 STATE_FILE = "bundle.json.state"
 STATE_FORMAT = "evidence-compiler.pull-state/1"
 DEFAULT_MODE = 0o644
-MAX_BUNDLE_BYTES = 64 * 1024 * 1024
 MAX_CHAIN_STEPS = 64
-TIMEOUT_SECONDS = 30.0
-USER_AGENT = "evidence-compiler-pull"
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
@@ -70,29 +77,6 @@ FORK = (
     "--allow-downgrade {served}"
 )
 UNORDERED_VERSION = "version {version!r} is not a whole number, so pull cannot order it"
-
-
-class PullFailed(Exception):
-    """The pull did not produce a new verified bundle; the local copy is untouched."""
-
-
-class HttpStatus(PullFailed):
-    """The server answered an error status (`status`)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class PullUsage(Exception):
-    """The arguments cannot be used (exit 2): nothing was requested."""
-
-
-@dataclass(frozen=True)
-class Response:
-    status: int
-    body: bytes
-    etag: str | None
 
 
 @dataclass(frozen=True)
@@ -128,7 +112,7 @@ class Source:
     timeout: float = TIMEOUT_SECONDS
 
     def get(self, url: str, etag: str | None = None) -> Response:
-        return _get(url, self.token, etag, self.timeout)
+        return http_get(url, self.token, etag, self.timeout)
 
     def version_url(self, version: int) -> str | None:
         """The URL of one version's bundle, in the workbench's layout
@@ -222,7 +206,7 @@ def pull_bundle(
         return verify_bundle(body, keys, require_approvals=require_approvals, now=now)
 
     notes: list[str] = []
-    previous = _read_or_none(directory / BUNDLE_FILE)
+    previous = read_or_none(directory / BUNDLE_FILE)
     local: VerifiedBundle | None = None
     if previous is not None:
         try:
@@ -231,13 +215,13 @@ def pull_bundle(
             notes.append(f"the local bundle does not verify ({exc}); fetching it again")
     state = _read_state(directory, local)
     # A local copy that fails verification must not be kept alive by its ETag's 304.
-    etag = _read_etag(directory) if local is not None else None
+    etag = read_etag(directory) if local is not None else None
     response = source.get(source.url, etag)
     if response.status == 304 and local is not None:
         detail = f"{source.url} answered 304 Not Modified"
         return PullResult("unchanged", local, detail, local.warnings)
     if local is not None and previous == response.body:
-        _store_etag(directory, response.etag, mode)
+        store_etag(directory, response.etag, mode)
         return PullResult("unchanged", local, "the served bundle is the local one", local.warnings)
     try:
         bundle = verified(response.body)
@@ -249,11 +233,11 @@ def pull_bundle(
     highest = bundle.manifest.version
     if state is not None and allow_downgrade is None:
         highest = _higher(highest, state.highest_version)
-    _replace(directory / BUNDLE_FILE, response.body, mode)
+    replace_file(directory / BUNDLE_FILE, response.body, mode)
     manifest = bundle.manifest
     new_state = PullState(manifest.decision_type, manifest.version, bundle.sha256, highest)
-    _replace(directory / STATE_FILE, new_state.to_json() + b"\n", mode)
-    _store_etag(directory, response.etag, mode)
+    replace_file(directory / STATE_FILE, new_state.to_json() + b"\n", mode)
+    store_etag(directory, response.etag, mode)
     outcome = "repaired" if state is not None and state.sha256 == bundle.sha256 else "updated"
     return PullResult(outcome, bundle, notes=tuple(notes) + bundle.warnings)
 
@@ -366,69 +350,7 @@ def _number(version: str) -> int:
     return int(version)
 
 
-# --------------------------------------------------------------------------- arguments
-
-
-def check_url(url: str) -> None:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        raise PullUsage(f"{url!r} is not an http(s) URL")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
-        raise PullUsage(
-            f"{url!r}: the bearer token would travel in clear text; use https "
-            "(plain http is accepted for a loopback address only)"
-        )
-
-
-def parse_mode(mode: str | int) -> int:
-    """An octal file mode such as `0644` or `640` (permission bits only)."""
-    if isinstance(mode, int):
-        value = mode
-    else:
-        try:
-            value = int(mode, 8)
-        except ValueError:
-            value = -1
-    if not 0 <= value <= 0o777:
-        raise PullUsage(f"--mode {mode!r}: expected octal permission bits such as 0644")
-    return value
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def read_token(path: Path) -> str:
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise PullUsage(f"--token-file {path}: cannot be read ({reason})") from None
-    if not token or any(c.isspace() for c in token):
-        raise PullUsage(f"--token-file {path}: expected one token on one line")
-    return token
-
-
 # --------------------------------------------------------------------------- files
-
-
-def _read_or_none(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _read_etag(directory: Path) -> str | None:
-    try:
-        return (directory / ETAG_FILE).read_text(encoding="ascii").strip() or None
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _read_state(directory: Path, local: VerifiedBundle | None) -> PullState | None:
@@ -451,68 +373,3 @@ def _read_state(directory: Path, local: VerifiedBundle | None) -> PullState | No
             highest = _higher(highest, state.highest_version)
         return PullState(manifest.decision_type, manifest.version, local.sha256, highest)
     return state
-
-
-def _replace(path: Path, data: bytes, mode: int) -> None:
-    """Write `data` to `path` atomically with permission bits `mode`: a temporary file in
-    the same directory, fsynced, renamed over `path`, then the directory fsynced."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            os.fchmod(stream.fileno(), mode)  # mkstemp creates 0600 whatever the umask
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
-        raise PullFailed(f"cannot write {path}: {exc.strerror}") from None
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable; some file systems cannot open a directory."""
-    with contextlib.suppress(OSError):
-        handle = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(handle)
-        finally:
-            os.close(handle)
-
-
-def _store_etag(directory: Path, etag: str | None, mode: int) -> None:
-    path = directory / ETAG_FILE
-    if etag:
-        _replace(path, etag.encode("ascii", "replace") + b"\n", mode)
-    else:
-        path.unlink(missing_ok=True)
-
-
-# --------------------------------------------------------------------------- network
-
-
-def _get(url: str, token: str, etag: str | None, timeout: float) -> Response:
-    request = urllib.request.Request(url, method="GET")
-    request.add_header("Accept", "application/json")
-    request.add_header("User-Agent", USER_AGENT)
-    # Unredirected: a redirect to another host does not receive the token.
-    request.add_unredirected_header("Authorization", f"Bearer {token}")
-    if etag:
-        request.add_header("If-None-Match", etag)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310
-            body = answer.read(MAX_BUNDLE_BYTES + 1)
-            status, tag = answer.status, answer.headers.get("ETag")
-    except urllib.error.HTTPError as exc:
-        if exc.code == 304:
-            return Response(304, b"", etag)
-        raise HttpStatus(f"{url} answered {exc.code} {exc.reason}", exc.code) from None
-    except urllib.error.URLError as exc:
-        raise PullFailed(f"cannot reach {url}: {exc.reason}") from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise PullFailed(f"cannot reach {url}: {exc or type(exc).__name__}") from None
-    if status != 200:
-        raise PullFailed(f"{url} answered {status}, not 200 with a bundle")
-    if len(body) > MAX_BUNDLE_BYTES:
-        raise PullFailed(f"the served bundle is larger than {MAX_BUNDLE_BYTES} bytes")
-    return Response(status, body, tag)

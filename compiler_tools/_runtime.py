@@ -24,16 +24,8 @@ from typing import Any
 from compiler._input import CompileInput
 from compiler._output import CompileOutput
 from compiler._pipeline import compile_input
-from compiler_tools._pull import (
-    BUNDLE_FILE,
-    DEFAULT_MODE,
-    PullFailed,
-    PullUsage,
-    Source,
-    check_url,
-    pull_bundle,
-    read_token,
-)
+from compiler_tools._pull import BUNDLE_FILE, DEFAULT_MODE, Source, pull_bundle
+from compiler_tools._pull_io import PullFailed, PullUsage, check_url, read_token
 from compiler_trust._bundle.compiling import compile_input_from_bundle
 from compiler_trust._bundle.document import VerifiedBundle
 from compiler_trust._bundle.reasons import BundleInvalid
