@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from compiler import COMPILER_VERSION
+from compiler_tools import InvalidTestFiles, failing_expectations, unsigned_bundle_tests
 from compiler_trust import FORMAT
 from contracts.documents import compiled_contract
 from contracts.models import Bundle, ContractVersion
@@ -120,8 +121,6 @@ def refuse_failing_tests(version: ContractVersion, body: Mapping[str, Any]) -> N
     expectations (`compiler_tools._contract_tests`), so a bundle never ships tests that fail for the
     version it carries. Called when the publication statement is drafted (the owner learns
     it before signing) and again when the version is published."""
-    from compiler_tools import InvalidTestFiles, failing_expectations, unsigned_bundle_tests
-
     if not body.get("scenarios"):
         return
     origin = f"version {version.number}"

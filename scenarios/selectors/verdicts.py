@@ -16,7 +16,8 @@ from typing import Any
 from compiler import EXPECTED, FINDING, RELATIONS, VIOLATION, corpus_findings, purpose_findings
 from contracts.documents import ContractInvalid, compiled_contract
 from contracts.models import SourceClass
-from scenarios.models import SuiteRun
+from scenarios import compiling
+from scenarios.models import Corpus, CorpusCandidate, SuiteRun
 from scenarios.run_groups import verdict_groups
 
 from .matrix import run_propositions
@@ -141,9 +142,6 @@ def tier_words() -> dict[str, str]:
 def run_corpus_findings(*, run: SuiteRun) -> list[dict[str, Any]]:
     """The findings the run's contract and each corpus its scenarios use say about each
     other, without compiling (`compiler.corpus_findings`), each with its corpus."""
-    from scenarios import compiling
-    from scenarios.models import Corpus, CorpusCandidate
-
     try:
         contract = compiled_contract(run.version)
     except ContractInvalid:  # the run failed on it, and says why
