@@ -88,9 +88,12 @@ def recreate(url: str) -> None:
         db.execute(f'CREATE DATABASE "{name}"')
 
 
-def timed_run(env: dict[str, str], workers: int, one_session: bool) -> tuple[float, float, str]:
-    """Seconds from the workers' start to their exit, their CPU seconds, and the run's state."""
-    pk = manage(env, "shell", "-c", QUEUE).split()[-1]
+def drain_queue(
+    env: dict[str, str], workers: int, *, one_session: bool = False
+) -> tuple[float, float]:
+    """Start `workers` `db_worker --batch` processes on the queue and wait for them to empty
+    it: the seconds from their start to their exit, and their CPU seconds. Each worker gets a
+    session of its own unless `one_session` (the module's docstring says why it matters)."""
     command = [
         sys.executable,
         str(ROOT / "manage.py"),
@@ -115,8 +118,13 @@ def timed_run(env: dict[str, str], workers: int, one_session: bool) -> tuple[flo
     ]
     for process in processes:
         process.wait()
-    seconds = time.perf_counter() - started
-    cpu = _children_cpu() - cpu_before
+    return time.perf_counter() - started, _children_cpu() - cpu_before
+
+
+def timed_run(env: dict[str, str], workers: int, one_session: bool) -> tuple[float, float, str]:
+    """Seconds from the workers' start to their exit, their CPU seconds, and the run's state."""
+    pk = manage(env, "shell", "-c", QUEUE).split()[-1]
+    seconds, cpu = drain_queue(env, workers, one_session=one_session)
     return seconds, cpu, manage(env, "shell", "-c", CHECK.format(pk=pk)).strip().splitlines()[-1]
 
 

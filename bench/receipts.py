@@ -36,13 +36,13 @@ import gzip
 import io
 import json
 import os
-import resource
 import secrets
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from parallel_runs import drain_queue  # bench/ is the script's folder, first on the path
 
 ROOT = Path(__file__).resolve().parent.parent
 INGEST_TARGET = 2000.0
@@ -148,26 +148,7 @@ def timed_replay(env: dict[str, str], workers: int) -> tuple[float, str]:
     ReceiptReplay.objects.all().delete()  # the last replay's slices, out of the way
     atlas = DecisionType.objects.get(key="credit.review.continuation")
     row = replay.replay_start(actor=None, version=atlas.versions.get(number=2))
-    command = [sys.executable, str(ROOT / "manage.py"), "db_worker", "--batch", "--no-reload",
-               "--no-startup-delay", "--interval", "0"]  # fmt: skip
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_before = usage.ru_utime + usage.ru_stime
-    started = time.perf_counter()
-    processes = [
-        subprocess.Popen(
-            command,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
-        for _ in range(workers)
-    ]
-    for process in processes:
-        process.wait()
-    seconds = time.perf_counter() - started
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = usage.ru_utime + usage.ru_stime - cpu_before
+    seconds, cpu = drain_queue(env, workers)
     row = ReceiptReplay.objects.get(pk=row.pk)
     if row.status != ReceiptReplay.Status.DONE:
         sys.exit(f"the replay did not finish ({row.status}, {row.done}/{row.total}): run a "
