@@ -103,6 +103,7 @@ urlpatterns = [
     path(version + "contract.json", views.version_contract_json, name="version_contract_json"),
     path(version + "settings/", views.version_settings, name="version_settings"),
     path(version + "propositions/", propositions.proposition_add, name="proposition_add"),
+    path(proposition, propositions.proposition_row, name="proposition_row"),
     path(proposition + "edit/", propositions.proposition_edit, name="proposition_edit"),
     path(proposition + "delete/", propositions.proposition_delete, name="proposition_delete"),
     path(proposition + "move/", propositions.proposition_move, name="proposition_move"),

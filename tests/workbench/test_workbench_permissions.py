@@ -72,6 +72,7 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "version_contract_json": ("read", {"GET"}),
     "version_settings": ("write", {"POST"}),
     "proposition_add": ("write", {"POST"}),
+    "proposition_row": ("read", {"GET"}),
     "proposition_edit": ("write", {"GET", "POST"}),
     "proposition_delete": ("write", {"POST"}),
     "proposition_move": ("write", {"POST"}),
@@ -194,6 +195,7 @@ def url_for(name: str, draft) -> str:
     ):
         arguments = {"key": draft.decision_type.key, "number": draft.number}
         if name.startswith("accepted_") or name in {
+            "proposition_row",
             "proposition_edit",
             "proposition_delete",
             "proposition_move",
