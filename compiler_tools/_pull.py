@@ -52,6 +52,7 @@ from compiler_tools._pull_io import (
     replace_file,
     store_etag,
 )
+from compiler_tools._pull_tests import tests_step
 from compiler_trust._bundle.document import VerifiedBundle
 from compiler_trust._bundle.reasons import BundleInvalid
 from compiler_trust._bundle.verification import inspect_bundle, verify_bundle
@@ -185,9 +186,8 @@ def pull(
             f"sha256 {bundle.sha256} -> {directory / BUNDLE_FILE}",
             file=stdout,
         )
-    from compiler_tools._pull_tests import tests_step
-
-    return tests_step(source, result, directory, file_mode, with_tests, stdout, stderr)
+    return tests_step(source, result.outcome, bundle, directory, file_mode, with_tests,
+                      stdout, stderr)  # fmt: skip
 
 
 def pull_bundle(

@@ -13,24 +13,33 @@ so the directory never pairs a bundle with another's tests.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import Protocol, TextIO
 
-from compiler_tools._pull_io import PullFailed, read_or_none, replace_file
+from compiler_tools._pull_io import PullFailed, Response, read_or_none, replace_file
+from compiler_trust._bundle.document import VerifiedBundle
 from compiler_trust._bundle.reasons import FORMAT, SuiteInvalid
 from compiler_trust._bundle.suite import verify_suite
-
-if TYPE_CHECKING:
-    from compiler_tools._pull import PullResult, Source
-    from compiler_trust._bundle.document import VerifiedBundle
 
 TESTS_FILE = "tests.json"
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
+class Source(Protocol):
+    """What the suite is fetched from (`compiler_tools._pull.Source`)."""
+
+    @property
+    def url(self) -> str: ...
+
+    def get(self, url: str, etag: str | None = None) -> Response: ...
+
+    def version_url(self, version: int | str, what: str = "bundle") -> str | None: ...
+
+
 def tests_step(
     source: Source,
-    result: PullResult,
+    outcome: str,
+    bundle: VerifiedBundle,
     directory: Path,
     mode: int,
     with_tests: bool,
@@ -40,9 +49,8 @@ def tests_step(
     """After a pull: fetch the suite (`with_tests`), or drop one that is not the bundle's
     (without it). Returns the pull's exit code: 1 when the suite was asked for and could not
     be had, the bundle staying in place."""
-    bundle = result.bundle
     if not with_tests:
-        if result.outcome != "unchanged" and not _is_its_suite(directory / TESTS_FILE, bundle):
+        if outcome != "unchanged" and not _is_its_suite(directory / TESTS_FILE, bundle):
             (directory / TESTS_FILE).unlink(missing_ok=True)
         return EXIT_OK
     try:

@@ -54,8 +54,10 @@ from .actions import (
     permitted,
 )
 from .bundles import (
-    bundle_body,
+    BundleParts,
     bundle_bytes,
+    bundle_parts,
+    suite_bytes,
 )
 from .catalogue import (
     bundle_source_classes,
@@ -193,8 +195,10 @@ __all__ = [
     "WRONG_PARENT",
     "authors",
     "available_actions",
-    "bundle_body",
+    "BundleParts",
     "bundle_bytes",
+    "bundle_parts",
+    "suite_bytes",
     "bundle_import",
     "bundle_source_classes",
     "bundles_by_version",

@@ -23,6 +23,7 @@ from compiler_trust import (
     parse_signed_statement,
     serialize_bundle,
     sign_bundle,
+    verify_suite,
 )
 from contracts import demo, services
 from contracts.models import AuditEvent, Bundle, ContractVersion, DecisionType, SourceClass
@@ -154,7 +155,7 @@ def test_assembling_the_same_body_again_gives_the_same_bytes(published):
     document = published.document
     manifest = document["manifest"]
     version = published.version
-    body = review.bundle_body(
+    body, _ = review.bundle_parts(
         version,
         publisher=manifest["publisher"]["person"],
         approvers=[a["person"] for a in manifest["approvers"]],
@@ -184,9 +185,14 @@ def test_the_bundle_says_who_wrote_approved_and_published_it(published):
     assert manifest.version == "1" and manifest.parent_sha256 is None
     assert manifest.published_at.endswith("+00:00")
     assert {s.key_id for s in bundle.signatures} == set(signing.trusted_public_keys())
-    names = {s.name for s in bundle.scenarios}
+    # The scenarios travel in the bundle's test suite, which its signed manifest names.
+    assert bundle.scenarios == ()
+    suite = verify_suite(published.test_suite.data, bundle)
+    assert bundle.manifest.tests is not None
+    assert bundle.manifest.tests.count == len(suite.scenarios)
+    names = {s.name for s in suite.scenarios}
     assert "Atlas: Maya's annual review" in names
-    revoked = next(s for s in bundle.scenarios if s.name == "Atlas: through a revoked delegation")
+    revoked = next(s for s in suite.scenarios if s.name == "Atlas: through a revoked delegation")
     # A scenario expecting a refusal expects it of every slot, in the bundle as in the workbench.
     slots = ("continuation_rule", "facility_limit", "review_open", "waiver_valid")
     assert revoked.expected.slots == dict.fromkeys(slots, "refused")
@@ -213,7 +219,7 @@ def test_a_service_compiles_the_published_scenarios_against_the_bundle(published
     call_command("export_public_keys", str(tmp_path / "keys"), stdout=io.StringIO())
     # Two scenarios (a subprocess each): the seed's case and the contaminated pool.
     wanted = {"Atlas: Maya's annual review", "Atlas: a contaminated pool"}
-    for scenario in published.document["scenarios"]:
+    for scenario in json.loads(published.test_suite.data)["scenarios"]:
         if scenario["name"] not in wanted:
             continue
         request = tmp_path / "input.json"
