@@ -67,7 +67,7 @@ def pull_tests(source: Source, bundle: VerifiedBundle, directory: Path, mode: in
     manifest, digest = bundle.manifest, bundle.tests
     which = f"{manifest.decision_type} version {manifest.version}"
     if bundle.format != FORMAT:
-        return f"tests: {which} is a {bundle.format} bundle, which carries its scenarios itself"
+        return f"tests: {which} is an {bundle.format} bundle, which carries its scenarios itself"
     if digest is None:
         return f"tests: {which} has no scenarios, so no test suite"
     path = directory / TESTS_FILE

@@ -90,14 +90,14 @@ SUITE_ALTERED = (
     "signed manifest of {decision_type} version {version} names test suite {expected}"
 )
 SUITE_NEEDED = (
-    "{decision_type} version {version} is a {format} bundle: its {count} scenario(s) travel in "
+    "{decision_type} version {version} is an {format} bundle: its {count} scenario(s) travel in "
     "a separate test suite (sha256 {sha256}); pass it with --tests FILE (pull --with-tests "
     "stores it as tests.json; the workbench serves it at /api/v1/types/{decision_type}/versions/"
     "{version}/tests)"
 )
 NO_SUITE = "{decision_type} version {version} has no scenarios: its bundle names no test suite"
 SUITE_NOT_NEEDED = (
-    "{decision_type} version {version} is a {format} bundle, which carries its scenarios "
+    "{decision_type} version {version} is an {format} bundle, which carries its scenarios "
     "itself: it has no separate test suite"
 )
 BADLY_DATED = "badly dated: signatures[{index}] by '{signer}' ({role}, key {key_id}) is {problem}"
