@@ -81,7 +81,7 @@ def bundle_parts(
 
 
 def _scenarios(version: ContractVersion, propositions: set[str]) -> list[dict[str, Any]]:
-    """The decision type's scenarios as the bundle carries them: request, corpus (directory
+    """The decision type's scenarios as the test suite holds them: request, corpus (directory
     and candidates, in order) and expectations."""
     scenarios = list(
         Scenario.objects.live()
