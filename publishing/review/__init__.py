@@ -24,8 +24,9 @@ package re-exports the public names of its modules.
 The transitions live in `publishing` rather than in `contracts.services` because they depend
 on the scenarios app (the impact report compiles the type's scenarios; the bundle names
 them in its test suite) and on signing, while `contracts.services` is imported by the
-scenarios app itself. The editing side of the four-eyes rule (an edit returns the version to draft and voids its
-approvals) lives in `contracts.services._lock_draft`, which every edit already goes through.
+scenarios app itself. The editing side of the four-eyes rule (an edit returns the version
+to draft and voids its approvals) lives in `contracts.services._lock_draft`, which every
+edit already goes through.
 """
 
 from __future__ import annotations
