@@ -179,6 +179,10 @@ def test_the_demo_types_bundle_stays_small_however_large_its_suite(large_suite, 
     assert "scenarios" not in published.document
     assert published.document["manifest"]["tests"]["count"] > 300
     assert len(published.test_suite.data) > 5 * len(published.data)
+    print(
+        f"\n{published.document['manifest']['tests']['count']} scenarios: bundle "
+        f"{len(published.data)} bytes, test suite {len(published.test_suite.data)} bytes"
+    )
 
 
 def test_exporting_the_same_version_twice_gives_identical_bytes(published, tmp_path):
