@@ -25,7 +25,7 @@ from guardian.shortcuts import get_objects_for_user
 
 from compiler_trust import key_set_json
 from contracts import roles, selectors
-from contracts.models import Bundle, DecisionType
+from contracts.models import Bundle, BundleTestSuite, DecisionType
 from contracts.services import NOT_ALLOWED, Actor, audit_record
 
 from . import signing
@@ -278,6 +278,11 @@ def bundle_of_version(decision_type: DecisionType, number: int) -> Bundle | None
         .select_related("version")
         .first()
     )
+
+
+def suite_of(bundle: Bundle) -> BundleTestSuite | None:
+    """The bundle's test suite (format 3), when this workbench holds it."""
+    return BundleTestSuite.objects.filter(bundle=bundle).first()
 
 
 def signer_key_set(decision_type: DecisionType) -> bytes:

@@ -84,7 +84,7 @@ def counting_approvals(version: ContractVersion) -> tuple[list[Approval], str]:
             number=version.number, key=version.decision_type.key, people=people
         )
     approvals = reviewing
-    # The approvers sign the scenarios and expectations the bundle carries.
+    # The approvers sign the scenarios and expectations the bundle's test suite holds.
     report = report_for(version)
     if report is None:
         return [], REPORT_PENDING.format(number=version.number)
