@@ -98,6 +98,10 @@ class ProviderBackend(OIDCAuthenticationBackend):
 
     def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
         try:
+            header = jwt.get_unverified_header(token)
+            # The library would look the key up by these two and fail on a missing one.
+            if header.get("alg") != self.OIDC_RP_SIGN_ALGO or not header.get("kid"):
+                raise jwt.InvalidTokenError(f"unexpected header {header}")
             payload: dict[str, Any] = super().verify_token(token, **kwargs)
         except (jwt.InvalidTokenError, SuspiciousOperation) as error:
             logger.warning("identity provider token refused: %s", error)
