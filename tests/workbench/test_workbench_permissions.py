@@ -112,7 +112,8 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "contract_tests_zip": ("read", {"GET"}),
     "contract_tests_import": ("write", {"GET", "POST"}),
 }
-# Signing in and out are walked by their own tests (single sign-on's: tests/*/test_sso.py).
+# Signing in and out are walked by their own tests (single sign-on's: test_sso_callback.py
+# and tests/browser/test_sso_browser.py).
 NOT_WALKED = {"login", "logout", "sso_start", "sso_callback"}
 
 
