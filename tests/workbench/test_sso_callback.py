@@ -290,3 +290,92 @@ def test_a_session_in_use_is_renewed_and_an_idle_one_ends(client, owner, setting
     session.set_expiry(-1)
     session.save()
     assert client.get("/").status_code == 302
+
+
+# --------------------------------------------------------------------------- production profile
+
+SSO_ENVIRONMENT = {
+    "OIDC_RP_CLIENT_ID": "evidence-workbench",
+    "OIDC_RP_CLIENT_SECRET": "a-client-secret",
+    "OIDC_OP_ISSUER": "https://id.bank.example/realms/bank",
+    "OIDC_OP_AUTHORIZATION_ENDPOINT": "https://id.bank.example/realms/bank/auth",
+    "OIDC_OP_TOKEN_ENDPOINT": "https://id.bank.example/realms/bank/token",
+    "OIDC_OP_USER_ENDPOINT": "https://id.bank.example/realms/bank/userinfo",
+    "OIDC_OP_JWKS_ENDPOINT": "https://id.bank.example/realms/bank/certs",
+    "OIDC_OP_LOGOUT_ENDPOINT": "https://id.bank.example/realms/bank/logout",
+    "WORKBENCH_SSO_GROUP_MAP": json.dumps(GROUP_MAP),
+    "WORKBENCH_SSO_ACCESS_CONTACT": "the identity team",
+    "WORKBENCH_BREAK_GLASS_USERNAME": "breakglass",
+    "SESSION_IDLE_MINUTES": "45",
+}
+SHOW_SETTINGS = """
+import json, django
+django.setup()
+from django.conf import settings
+print(json.dumps({
+    "enabled": settings.SSO_ENABLED,
+    "local": settings.LOCAL_SIGN_IN_USERNAMES,
+    "backends": settings.AUTHENTICATION_BACKENDS,
+    "form_action": [str(source) for source in settings.SECURE_CSP["form-action"]],
+    "pkce": settings.OIDC_USE_PKCE,
+    "algorithm": settings.OIDC_RP_SIGN_ALGO,
+    "idle": settings.SESSION_COOKIE_AGE,
+    "axes": settings.AXES_LOCKOUT_PARAMETERS,
+}))
+"""
+
+
+def test_the_production_profile_turns_single_sign_on_on_from_its_environment(tmp_path):
+    import os
+    import secrets
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    env.update(
+        SSO_ENVIRONMENT,
+        DJANGO_SETTINGS_MODULE="workbench.settings.production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        DJANGO_ALLOWED_HOSTS="workbench.bank.example",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        DJANGO_SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto",
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", SHOW_SETTINGS], env=env, cwd=root, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr
+    settings = json.loads(shown.stdout)
+    assert settings["enabled"] is True
+    assert settings["local"] == ["breakglass"]
+    assert settings["backends"] == [
+        "axes.backends.AxesStandaloneBackend",
+        "workbench.accounts.backends.LocalPasswordBackend",
+        "workbench.accounts.backends.ProviderBackend",
+        "guardian.backends.ObjectPermissionBackend",
+    ]
+    assert settings["form_action"] == ["'self'", "https://id.bank.example"]
+    assert (settings["pkce"], settings["algorithm"], settings["idle"]) == (True, "RS256", 2700)
+    assert settings["axes"] == "workbench.accounts.backends.axes_lockout_parameters"
+
+    deploy = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert deploy.returncode == 0, deploy.stderr
+
+
+def test_axes_counts_password_failures_by_username_and_address_and_never_the_providers(rf):
+    from workbench.accounts.backends import axes_lockout_parameters
+
+    request = rf.get("/")
+    password = {"username": "olivia", "password": "wrong"}
+    assert axes_lockout_parameters(request, password) == [["username", "ip_address"]]
+    # A callback's credentials carry no username: axes, told to count by username alone,
+    # records nothing for it, so no address is locked out of single sign-on.
+    provider = {"nonce": NONCE, "code_verifier": "v" * 64}
+    assert axes_lockout_parameters(request, provider) == ["username"]

@@ -44,6 +44,22 @@ def local_sign_in_allowed(username: str) -> bool:
     return allowed is None or username in allowed
 
 
+# django-axes locks a username tried from one address (production.py).
+USERNAME_AND_ADDRESS: list[str | list[str]] = [["username", "ip_address"]]
+
+
+def axes_lockout_parameters(
+    request_or_attempt: Any, credentials: dict[str, Any] | None = None
+) -> list[str | list[str]]:
+    """What django-axes counts failures by (`AXES_LOCKOUT_PARAMETERS`): a username tried from
+    one address; for a sign-in through the provider, which sends no username, nothing — axes
+    then records no failure. The provider throttles its own passwords, and counting refused
+    callbacks by address alone would lock out everyone behind one office's NAT."""
+    if credentials is not None and "username" not in credentials:
+        return ["username"]  # with no username, axes neither records nor locks
+    return USERNAME_AND_ADDRESS
+
+
 class LocalPasswordBackend(ModelBackend):
     """Django's password backend, for the accounts `local_sign_in_allowed` names. A session
     a refused account opened earlier ends too (its user is no longer loaded)."""

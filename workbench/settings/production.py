@@ -69,8 +69,8 @@ AUTHENTICATION_BACKENDS = [
     "guardian.backends.ObjectPermissionBackend",
 ]
 # Lock a username tried from one address: locking by address alone would lock out everyone
-# behind the same proxy or office NAT.
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# behind the same proxy or office NAT (sign-ins through the provider are not counted).
+AXES_LOCKOUT_PARAMETERS = "workbench.accounts.backends.axes_lockout_parameters"
 AXES_FAILURE_LIMIT = env.LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = env.LOGIN_COOLOFF_MINUTES / 60  # hours
 AXES_RESET_ON_SUCCESS = True
