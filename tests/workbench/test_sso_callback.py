@@ -379,3 +379,33 @@ def test_axes_counts_password_failures_by_username_and_address_and_never_the_pro
     # records nothing for it, so no address is locked out of single sign-on.
     provider = {"nonce": NONCE, "code_verifier": "v" * 64}
     assert axes_lockout_parameters(request, provider) == ["username"]
+
+
+# --------------------------------------------------------------------------- local passwords
+
+
+def test_with_single_sign_on_on_a_local_session_ends_and_the_admin_refuses_local_passwords(
+    client, provider, make_user
+):
+    from workbench.accounts.views import LOCAL_SIGN_IN_REFUSED
+
+    olivia = make_user("olivia", superuser=True)
+    olivia.is_staff = True
+    olivia.save()
+    client.force_login(olivia)
+    assert client.get("/").status_code == 302  # her session opened with a password: ended
+
+    response = client.post("/admin/login/", {"username": "olivia", "password": "olivia-password"})
+    assert response.status_code == 200  # the form again: not signed in
+    assert client.get("/").status_code == 302
+
+    response = client.post("/sign-in/", {"username": "olivia", "password": "olivia-password"})
+    assert LOCAL_SIGN_IN_REFUSED.format(provider="Test provider") in page_text(response)
+    assert client.get("/").status_code == 302
+
+    make_user("breakglass", superuser=True)
+    response = client.post(
+        "/sign-in/", {"username": "breakglass", "password": "breakglass-password"}
+    )
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200
