@@ -96,6 +96,21 @@ def test_a_valid_token_signs_in_with_the_roles_its_groups_give(client, provider,
     assert not priya.has_usable_password()
 
 
+def test_a_session_opened_through_the_provider_ends_after_its_longest_time(
+    client, provider, atlas, settings
+):
+    from workbench.accounts.middleware import SIGNED_IN_THROUGH_PROVIDER_AT
+
+    callback(client, signed(provider, claims(provider)), {"sub": "subject-42"})
+    assert client.get("/").status_code == 200
+    session = client.session
+    session[SIGNED_IN_THROUGH_PROVIDER_AT] -= settings.SSO_SESSION_MAX_SECONDS + 1
+    session.save()
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/sign-in/")
+
+
 def _other_key():
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa

@@ -3,6 +3,7 @@ page that says why a sign-in through the provider was refused."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,6 +22,7 @@ from mozilla_django_oidc.views import (
 )
 
 from .backends import Refusal, local_sign_in_allowed
+from .middleware import SIGNED_IN_THROUGH_PROVIDER_AT
 
 # Messages tests assert on.
 LOCAL_SIGN_IN_REFUSED = (
@@ -99,6 +101,11 @@ class SsoCallbackView(OIDCAuthenticationCallbackView):
         if not settings.SSO_ENABLED:
             raise Http404("Single sign-on is not configured.")
         response: HttpResponse = super().dispatch(request, *args, **kwargs)
+        return response
+
+    def login_success(self) -> HttpResponse:
+        response: HttpResponse = super().login_success()
+        self.request.session[SIGNED_IN_THROUGH_PROVIDER_AT] = time.time()
         return response
 
     def login_failure(self) -> HttpResponse:

@@ -188,8 +188,11 @@ OIDC_OP_LOGOUT_ENDPOINT = ""
 OIDC_USERNAME_CLAIM = "preferred_username"
 OIDC_GROUPS_CLAIM = "groups"
 OIDC_OP_LOGOUT_URL_METHOD = "workbench.accounts.views.provider_logout_url"
-# A session ends after this long without a request (workbench.accounts.middleware).
+# A session ends after this long without a request (workbench.accounts.middleware), and one
+# opened through the identity provider after the second however busy, so the provider's
+# current groups are applied again at least that often.
 SESSION_COOKIE_AGE = int(os.environ.get("SESSION_IDLE_MINUTES", "480")) * 60
+SSO_SESSION_MAX_SECONDS = 12 * 3600
 # Object permissions are for signed-in people only; anonymous users are sent to sign in.
 ANONYMOUS_USER_NAME = None
 GUARDIAN_MONKEY_PATCH_USER = False

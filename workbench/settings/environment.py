@@ -51,6 +51,7 @@ class ProductionEnvironment(BaseSettings):
     LOGIN_COOLOFF_MINUTES: int = Field(default=15, ge=1)
     WORKER_STALE_SECONDS: float = Field(default=60.0, gt=0)
     SESSION_IDLE_MINUTES: int = Field(default=480, ge=1)
+    SSO_SESSION_MAX_HOURS: float = Field(default=12.0, gt=0)
 
     # Single sign-on (workbench.accounts): on when OIDC_RP_CLIENT_ID is set, and then the
     # provider's values below are required (`single_sign_on_complete`).
