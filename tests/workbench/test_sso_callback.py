@@ -179,6 +179,10 @@ def test_a_token_without_the_username_or_groups_claims_is_refused(client, provid
     response = callback(client, token, {"sub": "subject-42"})
     assert refusal(Refusal.CLAIMS) in page_text(response)
 
+    token = signed(provider, claims(provider, preferred_username="p" * 151))
+    response = callback(client, token, {"sub": "subject-42"})
+    assert refusal(Refusal.CLAIMS) in page_text(response)
+
 
 def test_user_info_about_another_subject_is_refused(client, provider):
     response = callback(client, signed(provider, claims(provider)), {"sub": "someone-else"})

@@ -133,13 +133,14 @@ class ProviderBackend(OIDCAuthenticationBackend):
         if userinfo.get("sub") != payload["sub"]:
             logger.warning("user-info subject differs from the ID token's")
             self._refuse(Refusal.TOKEN)
-        return {**payload, **userinfo}
+        # Who it is stays the signed token's word.
+        return {**payload, **userinfo, "iss": payload["iss"], "sub": payload["sub"]}
 
     def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> User:
         claims = self.get_userinfo(access_token, id_token, payload)
         username = claims.get(settings.OIDC_USERNAME_CLAIM)
         groups = claims.get(settings.OIDC_GROUPS_CLAIM, [])
-        if not isinstance(username, str) or not username or not _strings(groups):
+        if not isinstance(username, str) or not _fits(username) or not _strings(groups):
             logger.warning(
                 "identity provider claims lack %s or %s as a list of names",
                 settings.OIDC_USERNAME_CLAIM,
@@ -172,7 +173,8 @@ class ProviderBackend(OIDCAuthenticationBackend):
             user = User.objects.create_user(username)  # no usable password
             identity = ProviderIdentity(user=user, issuer=claims["iss"], subject=claims["sub"])
         user = identity.user
-        user.email = str(claims.get("email") or "")
+        email = str(claims.get("email") or "")
+        user.email = email if len(email) <= 254 else ""
         user.first_name = str(claims.get("given_name") or "")[:150]
         user.last_name = str(claims.get("family_name") or "")[:150]
         user.save(update_fields=["email", "first_name", "last_name"])
@@ -185,6 +187,10 @@ class ProviderBackend(OIDCAuthenticationBackend):
         if getattr(self, "request", None) is not None:
             self.request.sign_in_refusal = reason
         raise PermissionDenied(reason)
+
+
+def _fits(username: str) -> bool:
+    return 0 < len(username) <= (User._meta.get_field("username").max_length or 150)
 
 
 def _strings(value: object) -> bool:
