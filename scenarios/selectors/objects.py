@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from contracts import selectors as contract_selectors
 from contracts.models import ContractVersion, DecisionType
 from contracts.selectors import User
 from scenarios import compiling
-from scenarios.models import Corpus, Scenario, ScenarioResult, SuiteRun
+from scenarios.models import Corpus, CorpusCandidate, Scenario, ScenarioResult, SuiteRun
 
 
 def decision_type_for_user(*, user: User, key: str) -> DecisionType:
@@ -34,10 +35,22 @@ def decision_types_with_counts(*, user: User) -> QuerySet[DecisionType]:
     )
 
 
+def _live_count(model: Any) -> Subquery:
+    """How many live rows of `model` point at the outer corpus: a subquery each, so the two
+    counts do not multiply the corpus's candidates by its scenarios as joins would."""
+    rows = model.objects.live().filter(corpus=OuterRef("pk")).order_by()
+    return Subquery(rows.values("corpus").annotate(n=Count("pk")).values("n"))
+
+
 def _corpora_listed(queryset: QuerySet[Corpus]) -> QuerySet[Corpus]:
-    return queryset.order_by("name").annotate(
-        size=Count("candidates", filter=Q(candidates__archived_at__isnull=True), distinct=True),
-        used_by=Count("scenarios", filter=Q(scenarios__archived_at__isnull=True), distinct=True),
+    return (
+        queryset.order_by("name", "id")
+        .select_related("archived_by")
+        .only("pk", "name", "archived_at", "archived_by__username")
+        .annotate(
+            size=Coalesce(_live_count(CorpusCandidate), 0),
+            used_by=Coalesce(_live_count(Scenario), 0),
+        )
     )
 
 
