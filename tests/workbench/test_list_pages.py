@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from contracts.models import ContractVersion
+from contracts.models import AuditEvent, ContractVersion
 from publishing import tokens
 from scenarios.models import Corpus, CorpusCandidate, Scenario, SuiteRun
 from workbench.forms.scenarios import BAD_FILTER
@@ -110,6 +110,21 @@ def add_versions(decision_type, owner, count: int):
     )
 
 
+def add_audit_events(decision_type, owner, count: int):
+    version = decision_type.versions.get(number=1)
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            actor=owner,
+            action="contract.edited",
+            decision_type=decision_type,
+            version=version,
+            summary=f"Change {i}",
+            changes={"n": i},
+        )  # fmt: skip
+        for i in range(count)
+    )
+
+
 def add_tokens(decision_type, owner, count: int):
     for i in range(count):
         tokens.token_create(actor=owner, name=f"service {i}", decision_types=[decision_type])
@@ -150,6 +165,10 @@ LISTS = {
         lambda t: reverse("decision_type_versions", kwargs={"key": ATLAS}),
     ),
     "tokens": (lambda t, o, n: add_tokens(t, o, n), lambda t: reverse("token_list")),
+    "history": (
+        lambda t, o, n: add_audit_events(t, o, n),
+        lambda t: reverse("version_detail", kwargs={"key": ATLAS, "number": 1}),
+    ),
 }
 
 

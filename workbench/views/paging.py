@@ -32,12 +32,22 @@ PAST_THE_END = "There is no page {number} of this list: it has {pages} page(s)."
 
 @dataclass(frozen=True)
 class Listing:
-    """One page of a list and the URLs of the pages around it (None at either end)."""
+    """One page of a list and the query strings of the pages around it (None at either
+    end), and their URLs on `path`."""
 
     page: Page
     parameter: str
-    previous_url: str | None
-    next_url: str | None
+    path: str
+    previous_query: str | None
+    next_query: str | None
+
+    @property
+    def previous_url(self) -> str | None:
+        return None if self.previous_query is None else self.path + self.previous_query
+
+    @property
+    def next_url(self) -> str | None:
+        return None if self.next_query is None else self.path + self.next_query
 
     def __iter__(self) -> Any:
         return iter(self.page.object_list)
@@ -55,10 +65,16 @@ class Listing:
 
 
 def paged(
-    request: HtmxRequest, items: Any, *, parameter: str = "page", per_page: int = PAGE_SIZE
+    request: HtmxRequest,
+    items: Any,
+    *,
+    parameter: str = "page",
+    per_page: int = PAGE_SIZE,
+    path: str | None = None,
 ) -> Listing:
     """The page of `items` (a queryset, ordered, or a sequence) that `?{parameter}=` asks for,
-    page 1 without one."""
+    page 1 without one; its links go to `path` (the request's by default: a panel that htmx
+    fetches from its own URL links to the page it sits on)."""
     number = int_parameter(request.GET, parameter)
     if number is not None and number < 1:
         raise BadRequest(NOT_A_PAGE.format(name=parameter, value=number))
@@ -70,15 +86,16 @@ def paged(
     # The page's rows, fetched once: the template iterates them and asks whether there are any.
     page.object_list = list(page.object_list)
 
-    def url(to: int) -> str:
-        query = request.GET.copy()
-        query.pop("partial", None)
-        query[parameter] = str(to)
-        return f"{request.path}?{query.urlencode()}"
+    def query(to: int) -> str:
+        parameters = request.GET.copy()
+        parameters.pop("partial", None)
+        parameters[parameter] = str(to)
+        return f"?{parameters.urlencode()}"
 
     return Listing(
         page=page,
         parameter=parameter,
-        previous_url=url(page.previous_page_number()) if page.has_previous() else None,
-        next_url=url(page.next_page_number()) if page.has_next() else None,
+        path=request.path if path is None else path,
+        previous_query=query(page.previous_page_number()) if page.has_previous() else None,
+        next_query=query(page.next_page_number()) if page.has_next() else None,
     )
