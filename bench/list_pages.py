@@ -4,15 +4,15 @@ cheapest signed-in page in the same run.
     .venv/bin/python bench/list_pages.py [--scenarios 10000] [--repeat 5] [--database PATH]
                                          [--database-url postgres://...]
 
-Builds, in a scratch SQLite file (or the database `--database-url` names, which must be
-empty), the suite `bench/web_load.py` uses (10 propositions) with `--scenarios` scenarios,
-not run, plus what the other lists list: 60 finished runs, a corpus of 1,000 candidates,
-60 service tokens and 30 versions. Then asks, as the suite's owner with Django's test client,
-for each list's first page (and the scenarios list filtered and at a middle page), in
-`--repeat` interleaved rounds after one uncounted, and prints each page's bytes, queries,
-median time and its ratio to `/new-decision-type/`'s median; the target is at most 200 KB
-a first page.
-`--database PATH` keeps the built file and reuses it on the next invocation.
+Builds, in a scratch SQLite file (or the database `--database-url` names), the suite
+`bench/web_load.py` uses (10 propositions) with `--scenarios` scenarios, not run, plus what
+the other lists list: 60 finished runs, a corpus of 1,000 candidates, 60 service tokens and
+30 versions. Then asks, as the suite's owner with Django's test client, for each list's first
+page (and the scenarios list filtered and at a middle page), in `--repeat` interleaved rounds
+after one uncounted, and prints each page's bytes, queries, median time and its ratio to
+`/new-decision-type/`'s median; the target is at most 200 KB a first page. `--database PATH`
+keeps the built file and reuses it on the next invocation; a database `--database-url` names
+that already holds the suite is reused too.
 """
 
 from __future__ import annotations
@@ -103,10 +103,10 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--database", type=Path, help="SQLite file to keep the suite in, or reuse")
-    parser.add_argument("--database-url", help="an empty database to build the suite in")
+    parser.add_argument("--database-url", help="another database to keep the suite in, or reuse")
     args = parser.parse_args()
     database = args.database or Path(tempfile.mkdtemp()) / "lists.sqlite3"
-    reuse = database.exists() and not args.database_url
+    reuse = database.exists()
     url = args.database_url or f"sqlite:///{database.resolve()}"
     sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
     os.environ.update(
@@ -129,6 +129,10 @@ def main() -> None:
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0, interactive=False)
+    if args.database_url:
+        from contracts.models import DecisionType
+
+        reuse = DecisionType.objects.filter(key=KEY).exists()
     if not reuse:
         build(args.scenarios)
     count = Scenario.objects.filter(decision_type__key=KEY).count()
