@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from contracts import selectors as contract_selectors
@@ -24,22 +24,18 @@ def decision_types_with_counts(*, user: User) -> QuerySet[DecisionType]:
     return (
         contract_selectors.decision_types_for_user(user=user)
         .annotate(
-            scenario_count=Count(
-                "scenarios", filter=Q(scenarios__archived_at__isnull=True), distinct=True
-            ),
-            corpus_count=Count(
-                "corpora", filter=Q(corpora__archived_at__isnull=True), distinct=True
-            ),
+            scenario_count=Coalesce(_live_count(Scenario, "decision_type"), 0),
+            corpus_count=Coalesce(_live_count(Corpus, "decision_type"), 0),
         )
         .order_by("key")
     )
 
 
-def _live_count(model: Any) -> Subquery:
-    """How many live rows of `model` point at the outer corpus: a subquery each, so the two
-    counts do not multiply the corpus's candidates by its scenarios as joins would."""
-    rows = model.objects.live().filter(corpus=OuterRef("pk")).order_by()
-    return Subquery(rows.values("corpus").annotate(n=Count("pk")).values("n"))
+def _live_count(model: Any, to: str) -> Subquery:
+    """How many live rows of `model` point (through `to`) at the outer row: a subquery each,
+    so two counts do not multiply one's rows by the other's as two joins would."""
+    rows = model.objects.live().filter(**{to: OuterRef("pk")}).order_by()
+    return Subquery(rows.values(to).annotate(n=Count("pk")).values("n"))
 
 
 def _corpora_listed(queryset: QuerySet[Corpus]) -> QuerySet[Corpus]:
@@ -48,8 +44,8 @@ def _corpora_listed(queryset: QuerySet[Corpus]) -> QuerySet[Corpus]:
         .select_related("archived_by")
         .only("pk", "name", "archived_at", "archived_by__username")
         .annotate(
-            size=Coalesce(_live_count(CorpusCandidate), 0),
-            used_by=Coalesce(_live_count(Scenario), 0),
+            size=Coalesce(_live_count(CorpusCandidate, "corpus"), 0),
+            used_by=Coalesce(_live_count(Scenario, "corpus"), 0),
         )
     )
 

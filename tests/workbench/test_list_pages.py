@@ -299,3 +299,15 @@ def test_another_teams_rows_are_never_listed(as_owner, owner, other_owner, atlas
     assert as_owner.get(suite_url(refund.key), {"page": 2}).status_code == 404
     page = as_owner.get(reverse("token_list")).content.decode()
     assert "service 0" in page and page.count("data-token=") == 1
+
+
+def test_the_index_counts_live_scenarios_and_corpora_each_once(as_owner, owner, atlas):
+    add_scenarios(atlas, owner, 3)  # in one corpus, counted once
+    add_scenarios(
+        atlas, owner, 2, prefix="gone", archived_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    )
+    add_corpora(atlas, owner, 2)
+    add_corpora(atlas, owner, 1, archived=True)
+    page = as_owner.get(reverse("scenarios:index")).content.decode()
+    row = re.search(rf"<code>{re.escape(ATLAS)}</code>.*?</tr>", page, re.S).group(0)
+    assert re.findall(r"<td>(\d+)</td>", row) == ["3", "3"]
