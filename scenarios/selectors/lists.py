@@ -79,6 +79,11 @@ def scenario_rows(
     return rows
 
 
+def has_scenarios(*, decision_type: DecisionType) -> bool:
+    """Whether the type has a live scenario (a run has something to compile)."""
+    return decision_type.scenarios.live().exists()
+
+
 def archived_scenario_rows(*, decision_type: DecisionType) -> QuerySet[Scenario]:
     return (
         decision_type.scenarios.archived()

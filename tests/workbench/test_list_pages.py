@@ -311,3 +311,14 @@ def test_the_index_counts_live_scenarios_and_corpora_each_once(as_owner, owner, 
     page = as_owner.get(reverse("scenarios:index")).content.decode()
     row = re.search(rf"<code>{re.escape(ATLAS)}</code>.*?</tr>", page, re.S).group(0)
     assert re.findall(r"<td>(\d+)</td>", row) == ["3", "3"]
+
+
+def test_the_runs_section_polls_its_page_of_runs_alone(as_owner, owner, atlas):
+    add_scenarios(atlas, owner, 3)
+    add_runs(atlas, owner, 25)
+    page = as_owner.get(suite_url(), {"runs_page": 2}, headers={"HX-Request": "true"})
+    body = page.content.decode()
+    assert body.lstrip().startswith('<section class="card" id="runs"')
+    assert body.count("runs/") >= 5 and "scenario 000" not in body
+    assert "Page 2 of 2 (21–25 of 25 runs)" in body
+    assert "Run the whole suite" in body  # the type has scenarios to run

@@ -38,8 +38,32 @@ RUNS_PAGE_SIZE = 20
 @require_GET
 def suite(request: HtmxRequest, key: str) -> HttpResponse:
     """The suite page: its scenarios (filtered), corpora, archived rows and runs, each list a
-    page at a time with its own page parameter."""
+    page at a time with its own page parameter. The runs section polls itself while a run is
+    active: that request (htmx) reads the runs alone."""
     decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
+    runs = paged(
+        request,
+        selectors.run_rows(decision_type=decision_type),
+        parameter="runs_page",
+        per_page=RUNS_PAGE_SIZE,
+    )
+    context = {
+        "decision_type": decision_type,
+        "runs": runs,
+        "any_active": any(run.is_active for run in runs),
+        "has_scenarios": selectors.has_scenarios(decision_type=decision_type),
+        "run_form": forms.RunForm(decision_type=decision_type),
+        "can_edit": services.can_edit(request.user, decision_type),
+        "can_run": services.can_run(request.user, decision_type),
+    }
+    if not request.htmx:
+        context |= _suite_lists(request, decision_type)
+    return render(request, _template(request, "suite", "runs"), context)
+
+
+def _suite_lists(request: HtmxRequest, decision_type: Any) -> dict[str, Any]:
+    """The suite page's lists but its runs: the scenarios as filtered, the corpora and the
+    archived rows."""
     propositions = selectors.proposition_keys(decision_type=decision_type)
     filter_form = forms.ScenarioFilterForm(
         request.GET,
@@ -56,14 +80,7 @@ def suite(request: HtmxRequest, key: str) -> HttpResponse:
     scenario_rows = selectors.scenario_rows(
         decision_type=decision_type, filters=filters, propositions=propositions
     )
-    runs = paged(
-        request,
-        selectors.run_rows(decision_type=decision_type),
-        parameter="runs_page",
-        per_page=RUNS_PAGE_SIZE,
-    )
-    context = {
-        "decision_type": decision_type,
+    return {
         "filter_form": filter_form,
         "filters": filters,
         "scenarios": paged(request, scenario_rows),
@@ -80,13 +97,7 @@ def suite(request: HtmxRequest, key: str) -> HttpResponse:
             selectors.archived_corpora(decision_type=decision_type),
             parameter="archived_corpora_page",
         ),
-        "runs": runs,
-        "any_active": any(run.is_active for run in runs),
-        "run_form": forms.RunForm(decision_type=decision_type),
-        "can_edit": services.can_edit(request.user, decision_type),
-        "can_run": services.can_run(request.user, decision_type),
     }
-    return render(request, _template(request, "suite", "runs"), context)
 
 
 @require_POST
