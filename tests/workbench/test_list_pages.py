@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from contracts.models import AuditEvent, ContractVersion
 from publishing import tokens
+from publishing.models import ReceiptReplay
 from scenarios.models import Corpus, CorpusCandidate, Scenario, SuiteRun
 from workbench.forms.scenarios import BAD_FILTER
 from workbench.views.paging import NOT_A_PAGE, PAGE_SIZE
@@ -322,3 +323,37 @@ def test_the_runs_section_polls_its_page_of_runs_alone(as_owner, owner, atlas):
     assert body.count("runs/") >= 5 and "scenario 000" not in body
     assert "Page 2 of 2 (21–25 of 25 runs)" in body
     assert "Run the whole suite" in body  # the type has scenarios to run
+
+
+def replay_with_changes(version, count: int):
+    """A finished replay of `version` whose report names `count` changed decisions."""
+    changed = [
+        {"decision_id": f"d-{i:03d}", "changed": True, "flips": [], "added": [], "removed": [],
+         "admitted_text": "", "result": None, "problems": [], "errors": []}
+        for i in range(count)
+    ]  # fmt: skip
+    return ReceiptReplay.objects.create(
+        version=version, days=30, status=ReceiptReplay.Status.DONE,
+        result={"replayed": count + 2, "unchanged": 2, "changed": changed, "refused": 0,
+                "refused_examples": []},
+    )  # fmt: skip
+
+
+def test_the_changed_recorded_decisions_page_from_the_stored_report(as_owner, draft):
+    url = reverse("version_impact", kwargs={"key": ATLAS, "number": draft.number})
+    replay = replay_with_changes(draft, 5)
+    queries_for(as_owner, url)
+    with_five, page = queries_for(as_owner, url)
+    assert "7 decision(s) replayed" in page and "5 would change, 2 would not" in page
+    replay.delete()
+    replay_with_changes(draft, 25)
+    with_twenty_five, page = queries_for(as_owner, url)
+    assert with_twenty_five == with_five
+    shown = set(re.findall(r'data-decision="(d-\d{3})"', page))
+    assert shown == {f"d-{i:03d}" for i in range(20)}
+    assert "25 would change" in page
+    second = as_owner.get(url, {"decisions_page": 2}).content.decode()
+    assert set(re.findall(r'data-decision="(d-\d{3})"', second)) == {
+        f"d-{i:03d}" for i in range(20, 25)
+    }
+    assert "Page 2 of 2 (21–25 of 25 changed decisions)" in second
