@@ -83,8 +83,9 @@ def paged(
         page = paginator.page(number or 1)
     except EmptyPage:
         raise Http404(PAST_THE_END.format(number=number, pages=paginator.num_pages)) from None
-    # The page's rows, fetched once: the template iterates them and asks whether there are any.
-    page.object_list = list(page.object_list)
+    # The page's rows, fetched once (the template iterates them and asks whether there are
+    # any), and not asked for at all when the count says there are none.
+    page.object_list = list(page.object_list) if paginator.count else []
 
     def query(to: int) -> str:
         parameters = request.GET.copy()

@@ -47,17 +47,21 @@ def suite(request: HtmxRequest, key: str) -> HttpResponse:
         parameter="runs_page",
         per_page=RUNS_PAGE_SIZE,
     )
-    context = {
+    context: dict[str, Any] = {
         "decision_type": decision_type,
         "runs": runs,
         "any_active": any(run.is_active for run in runs),
-        "has_scenarios": selectors.has_scenarios(decision_type=decision_type),
         "run_form": forms.RunForm(decision_type=decision_type),
         "can_edit": services.can_edit(request.user, decision_type),
         "can_run": services.can_run(request.user, decision_type),
     }
-    if not request.htmx:
-        context |= _suite_lists(request, decision_type)
+    lists: dict[str, Any] = {} if request.htmx else _suite_lists(request, decision_type)
+    context |= lists
+    if lists and not lists["filters"].active:
+        # The unfiltered list's count already says whether there is a scenario to run.
+        context["has_scenarios"] = lists["scenarios"].count > 0
+    else:
+        context["has_scenarios"] = selectors.has_scenarios(decision_type=decision_type)
     return render(request, _template(request, "suite", "runs"), context)
 
 
