@@ -17,7 +17,6 @@ from typing import Any
 
 from django import forms as django_forms
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -36,6 +35,7 @@ from workbench.views.helpers import (
     form_errors,
     page_or_partial,
 )
+from workbench.views.paging import paged
 
 EDITOR_TEMPLATE = "contracts/decision_type.html"
 
@@ -82,12 +82,17 @@ class PropositionRow:
 HISTORY_PAGE_SIZE = 20
 
 
-def _panels_context(version: ContractVersion, history_page: str | None = None) -> dict[str, Any]:
-    """What the lint, preview and history panels show (the history a page at a time)."""
+def _panels_context(request: HtmxRequest, version: ContractVersion) -> dict[str, Any]:
+    """What the lint, preview and history panels show (the history a page at a time, its
+    links to the editor's page, whichever URL the panel came from)."""
     preview = selectors.version_preview(version=version)
-    history = Paginator(
-        selectors.history(decision_type=version.decision_type, limit=None), HISTORY_PAGE_SIZE
-    ).get_page(history_page)
+    history = paged(
+        request,
+        selectors.history(decision_type=version.decision_type, limit=None),
+        parameter="history_page",
+        per_page=HISTORY_PAGE_SIZE,
+        path=reverse("version_detail", args=[version.decision_type.key, version.number]),
+    )
     return {
         "decision_type": version.decision_type,
         "version": version,
@@ -236,9 +241,8 @@ def render_version(
     fragment's context is computed (`proposition` names the row of the `row` fragment)."""
     # Fresh after a change, with its decision type in the same query.
     version.refresh_from_db(from_queryset=ContractVersion.objects.select_related("decision_type"))
-    history_page = request.GET.get("history_page")
     if request.htmx and fragment in PANELS:
-        context = _panels_context(version, history_page)
+        context = _panels_context(request, version)
     elif request.htmx and fragment == "people":
         context = _people_context(request, version.decision_type, access_form, people_errors)
     elif request.htmx and fragment == ROW:
@@ -248,7 +252,7 @@ def render_version(
         context = _editor_context(request, version, **editor)
     else:
         context = {
-            **_panels_context(version, history_page),
+            **_panels_context(request, version),
             **_people_context(request, version.decision_type, access_form, people_errors),
             **_editor_context(request, version, **editor),
         }
