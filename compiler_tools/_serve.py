@@ -97,9 +97,11 @@ class _Metrics:
         return generate_latest(self.registry)
 
 
-def decision_app(store: BundleStore, *, max_body: int = DEFAULT_MAX_BODY) -> Callable[..., Any]:
+def decision_app(
+    store: BundleStore, *, max_body: int = DEFAULT_MAX_BODY, metrics: _Metrics | None = None
+) -> Callable[..., Any]:
     """The WSGI application answering decisions against `store`'s current bundle."""
-    metrics = _Metrics(store)
+    metrics = metrics or _Metrics(store)
     tracer = _tracer()
 
     def app(environ: Mapping[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -129,7 +131,6 @@ def decision_app(store: BundleStore, *, max_body: int = DEFAULT_MAX_BODY) -> Cal
             status, body = 500, _Failure(500, "internal_error", "the decision failed").body()
         return _respond(start_response, status, orjson.dumps(body), "application/json")
 
-    app.metrics = metrics  # type: ignore[attr-defined]  # counts waitress's refusals too
     return app
 
 
@@ -146,9 +147,9 @@ def serve(
     (the port chosen when `port` is 0)."""
     waitress = importlib.import_module("waitress")  # an optional extra, without type stubs
     sockets: dict[int, Any] = {}
-    app = decision_app(store, max_body=max_body)
+    metrics = _Metrics(store)
     server = waitress.create_server(
-        app,
+        decision_app(store, max_body=max_body, metrics=metrics),
         map=sockets,
         host=host,
         port=port,
@@ -162,7 +163,7 @@ def serve(
     # JSON shape rather than waitress's plain text.
     for listener in list(sockets.values()):
         if hasattr(listener, "channel_class"):
-            listener.channel_class = _json_error_channel(waitress, app.metrics, max_body)
+            listener.channel_class = _json_error_channel(metrics, max_body)
     if stdout is not None:
         print(f"serving decisions on http://{host}:{server.effective_port}", file=stdout)
         stdout.flush()
@@ -181,12 +182,12 @@ def missing_extra() -> str | None:
 WAITRESS_CODES = {400: "bad_request", 413: "too_large", 431: "headers_too_large"}
 
 
-def _json_error_channel(waitress: Any, metrics: _Metrics, max_body: int) -> type:
+def _json_error_channel(metrics: _Metrics, max_body: int) -> type:
     """waitress's connection class, answering the requests waitress refuses itself as JSON."""
     channel = importlib.import_module("waitress.channel")
     task = importlib.import_module("waitress.task")
 
-    class JsonErrorTask(task.ErrorTask):  # type: ignore[misc,name-defined]
+    class JsonErrorTask(task.ErrorTask):  # type: ignore[name-defined]
         def execute(self) -> None:
             error = self.request.error
             code = WAITRESS_CODES.get(error.code, "bad_request")
@@ -201,7 +202,7 @@ def _json_error_channel(waitress: Any, metrics: _Metrics, max_body: int) -> type
             self.content_length = len(body)
             self.write(body)
 
-    class JsonErrorChannel(channel.HTTPChannel):  # type: ignore[misc,name-defined]
+    class JsonErrorChannel(channel.HTTPChannel):  # type: ignore[name-defined]
         error_task_class = JsonErrorTask
 
     return JsonErrorChannel
