@@ -80,6 +80,7 @@ def test_a_decision_names_its_bundle_and_carries_a_receipt_on_request(decisions,
     assert body["bundle"] == {"decision_type": ATLAS_TYPE, "version": "3",
                               "sha256": json.loads(V3)["sha256"]}  # fmt: skip
     bundle = verify_bundle(V3, load_public_keys(keys))
+    assert body["receipt"]["format"] == "evidence-compiler.receipt/2"  # what services post
     assert check_receipt(body["receipt"], bundle).plan_id == body["output"]["plan_id"]
     status, body = decisions.decide(request_document())
     assert status == 200 and "receipt" not in body
