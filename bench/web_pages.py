@@ -21,6 +21,7 @@ signed in (the API called with a service token), and for each page:
   the machine lands on all of them), sent as a browser sends them (`Accept-Encoding: gzip`);
   the median and p95, and the median's ratio to the cheapest signed-in page's
   (`/new-decision-type/`) in the same run;
+* for a page with an ETag, the median of a repeat that sends it back (answered 304);
 * the answer's bytes, uncompressed and as sent when gzip is accepted;
 * the SQL queries one request makes, counted in a separate process over the same database
   with DEBUG off (Django's test client, `connection.execute_wrapper`, the second of two
@@ -354,6 +355,30 @@ def fetch(base: str, path: str, headers: dict[str, str]) -> bytes:
         return response.read()
 
 
+def revalidation(base: str, path: str, headers: dict[str, str], requests: int) -> float | None:
+    """The median seconds of a repeat sent with the page's ETag (answered 304), or None
+    when the page has no ETag."""
+    request = urllib.request.Request(base + path, headers=headers)
+    with urllib.request.urlopen(request, timeout=600) as response:
+        response.read()
+        etag = response.headers.get("ETag")
+    if etag is None:
+        return None
+    timings = []
+    for _ in range(requests):
+        request = urllib.request.Request(base + path, headers={**headers, "If-None-Match": etag})
+        started = time.perf_counter()
+        try:
+            urllib.request.urlopen(request, timeout=600).close()
+        except urllib.error.HTTPError as answer:  # urllib raises on a 304
+            if answer.code != 304:
+                raise
+        else:
+            raise RuntimeError(f"{path}: a repeat with its ETag was not answered 304")
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings)
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
@@ -472,17 +497,22 @@ def measure(args: argparse.Namespace, scenarios: int, here: Path) -> None:
             if body[:2] == b"\x1f\x8b":
                 assert len(gzip.decompress(body)) == sizes[name], name
         timings = one_client(base, pages, zipped, args.requests)
+        repeats = {
+            name: revalidation(base, path, zipped[name], args.requests // 3 or 1)
+            for name, path in pages.items()
+        }
         throughput = {
             name: saturated(base, path, zipped[name], args.clients, args.saturate_seconds)
             for name, path in pages.items()
         }
-    report(built, pages, timings, sizes, sent, queries, throughput, args)
+    report(built, pages, timings, repeats, sizes, sent, queries, throughput, args)
 
 
 def report(
     built: dict[str, Any],
     pages: dict[str, str],
     timings: dict[str, list[float]],
+    repeats: dict[str, float | None],
     sizes: dict[str, int],
     sent: dict[str, int],
     queries: dict[str, int],
@@ -495,13 +525,18 @@ def report(
         f"round-robin, gzip accepted; throughput with {args.clients} clients, gunicorn "
         f"--workers {args.workers} --threads {args.threads}\n"
     )
-    print("| page | median | p95 | × trivial | bytes | gzipped | queries | req/s (8) | × trivial |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| page | median | p95 | × trivial | 304 | bytes | gzipped | queries | req/s (8) "
+        "| × trivial |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in pages:
         median = statistics.median(timings[name])
+        repeat = repeats[name]
+        revalidated = "—" if repeat is None else f"{repeat * 1000:.0f} ms"
         print(
             f"| {name} | {median * 1000:.0f} ms | {percentile(timings[name], 0.95) * 1000:.0f} ms "
-            f"| {median / base:.1f}× | {size(sizes[name])} | {size(sent[name])} "
+            f"| {median / base:.1f}× | {revalidated} | {size(sizes[name])} | {size(sent[name])} "
             f"| {queries[name]} | {throughput[name]:.1f} "
             f"| {throughput[name] / throughput[TRIVIAL]:.3f}× |"
         )
