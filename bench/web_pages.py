@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import http.cookiejar
 import json
 import os
 import secrets
@@ -92,7 +91,7 @@ def domain_copy(domain: str, into: Path) -> Path:
     return directory
 
 
-def build(domain: str, scenarios: int, password: str, keys: Path) -> dict[str, Any]:
+def build(domain: str, scenarios: int, keys: Path) -> dict[str, Any]:
     """The suite, its published and submitted versions, both reports and a finished run; what
     the pages' URLs need (printed as JSON by the child)."""
     from django.contrib.auth import get_user_model
@@ -101,7 +100,7 @@ def build(domain: str, scenarios: int, password: str, keys: Path) -> dict[str, A
     from compiler_tools import read_document
     from contracts import roles, services
     from contracts.models import DecisionType, SourceClass
-    from publishing import contract_import, review, tokens
+    from publishing import contract_import, review
     from publishing.demo import KeyFiles
     from scenarios import services as scenario_services
     from scenarios.models import Scenario
@@ -114,8 +113,10 @@ def build(domain: str, scenarios: int, password: str, keys: Path) -> dict[str, A
     existing = DecisionType.objects.filter(key=key).first()
     if existing is not None:
         return kept(existing)
-    owner = users.create_user(OWNER, password=password, is_superuser=True, is_staff=True)
-    reviewer = users.create_user(REVIEWER, password=password)
+    # No passwords: each run signs the owner in with a session of its own (`renew`), so
+    # two runs over one kept build never sign each other out.
+    owner = users.create_user(OWNER, is_superuser=True, is_staff=True)
+    reviewer = users.create_user(REVIEWER)
     tiers = {tier.name.lower(): tier.value for tier in SourceClass.AuthorityTier}
     SourceClass.objects.bulk_create(
         [
@@ -192,8 +193,7 @@ def build(domain: str, scenarios: int, password: str, keys: Path) -> dict[str, A
     print(f"version 2's report at {time.perf_counter() - started:.0f} s", file=sys.stderr)
     run = scenario_services.run_start(actor=owner, version=draft, background=False)
     print(f"run of version 2 at {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    _token, secret = tokens.token_create(actor=owner, name="bench", decision_types=[decision_type])
-    return {**kept(decision_type), "run": run.pk, "token": secret}
+    return {**kept(decision_type), "run": run.pk}
 
 
 def _widenings(report: Any) -> list[str]:
@@ -212,7 +212,6 @@ def kept(decision_type: Any) -> dict[str, Any]:
         "draft": decision_type.versions.latest("number").number,
         "run": run.pk,
         "scenarios": Scenario.objects.filter(decision_type=decision_type).count(),
-        "token": None,
     }
 
 
@@ -247,7 +246,7 @@ def stage(args: argparse.Namespace) -> None:
 
     django.setup()
     if args.stage == "build":
-        result = build(args.domain, args.scenarios[0], args.password, Path(args.keys))
+        result = build(args.domain, args.scenarios[0], Path(args.keys))
     else:
         result = count_queries(json.loads(args.pages), args.token)
     print("RESULT " + json.dumps(result))
@@ -335,23 +334,11 @@ def gunicorn(env: dict[str, str], here: Path, workers: int, threads: int) -> Ite
             server.wait(timeout=30)
 
 
-def sign_in(base: str, username: str, password: str) -> str:
-    cookies = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies))
-    opener.open(base + "/sign-in/", timeout=60).read()
-    token = next(c.value for c in cookies if c.name == "csrftoken")
-    body = urllib.parse.urlencode(
-        {"username": username, "password": password, "csrfmiddlewaretoken": token}
-    ).encode()
-    opener.open(urllib.request.Request(base + "/sign-in/", data=body), timeout=60).read()
-    return "; ".join(f"{c.name}={c.value}" for c in cookies)
-
-
 def fetch(base: str, path: str, headers: dict[str, str]) -> bytes:
     request = urllib.request.Request(base + path, headers=headers)
     with urllib.request.urlopen(request, timeout=600) as response:
-        if response.status != 200:
-            raise RuntimeError(f"{path}: {response.status}")
+        if response.status != 200 or response.url != base + path:  # e.g. sent to sign in
+            raise RuntimeError(f"{path}: {response.status} from {response.url}")
         return response.read()
 
 
@@ -446,22 +433,9 @@ def measure(args: argparse.Namespace, scenarios: int, here: Path) -> None:
     started = time.perf_counter()
     django_admin(env, "migrate", "--noinput")
     django_admin(env, "collectstatic", "--noinput")
-    password = "bench-" + secrets.token_urlsafe(12)
-    built = run_child(
-        env,
-        "--stage",
-        "build",
-        "--scenarios",
-        str(scenarios),
-        "--domain",
-        args.domain,
-        "--password",
-        password,
-        "--keys",
-        str(here / "keys"),
-    )
-    if built["token"] is None:  # a kept build: passwords and tokens are new for this run
-        built = {**built, **run_child(env, "--stage", "renew", "--password", password)}
+    built = run_child(env, "--stage", "build", "--scenarios", str(scenarios),
+                      "--domain", args.domain, "--keys", str(here / "keys"))  # fmt: skip
+    built |= run_child(env, "--stage", "renew")  # this run's session and service token
     print(
         f"\n{built['scenarios']} scenarios of {built['key']} ready in "
         f"{time.perf_counter() - started:.0f} s ({env['DATABASE_URL'].split(':')[0]})"
@@ -481,7 +455,7 @@ def measure(args: argparse.Namespace, scenarios: int, here: Path) -> None:
         env, "--stage", "count", "--pages", json.dumps(pages), "--token", built["token"]
     )
     with gunicorn(env, here, args.workers, args.threads) as base:
-        cookie = sign_in(base, OWNER, password)
+        cookie = f"sessionid={built['session']}"  # the production profile's cookie name
         plain = {
             name: {"Authorization": f"Bearer {built['token']}"}
             if path.startswith("/api/")
@@ -542,19 +516,21 @@ def report(
         )
 
 
-def renew(password: str) -> dict[str, Any]:
-    """A kept build's owner gets this run's password and a new service token."""
+def renew() -> dict[str, Any]:
+    """A session of the owner's (a new one each run) and a new service token of theirs."""
+    from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.test import Client
 
     from contracts.models import DecisionType
     from publishing import tokens
 
     owner = get_user_model().objects.get(username=OWNER)
-    owner.set_password(password)
-    owner.save()
+    client = Client()
+    client.force_login(owner)
     types = DecisionType.objects.filter(created_by=owner)
     _token, secret = tokens.token_create(actor=owner, name="bench", decision_types=types)
-    return {"token": secret}
+    return {"session": client.cookies[settings.SESSION_COOKIE_NAME].value, "token": secret}
 
 
 def main() -> None:
@@ -574,7 +550,6 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     # The child process's stages (the build and the query count need Django set up).
     parser.add_argument("--stage", choices=["build", "count", "renew"], help=argparse.SUPPRESS)
-    parser.add_argument("--password", help=argparse.SUPPRESS)
     parser.add_argument("--keys", help=argparse.SUPPRESS)
     parser.add_argument("--pages", help=argparse.SUPPRESS)
     parser.add_argument("--token", help=argparse.SUPPRESS)
@@ -583,7 +558,7 @@ def main() -> None:
         import django
 
         django.setup()
-        print("RESULT " + json.dumps(renew(args.password)))
+        print("RESULT " + json.dumps(renew()))
         return
     if args.stage:
         stage(args)
