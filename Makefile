@@ -21,7 +21,7 @@ LOWEST_TESTS ?= tests/compiler/test_compiler_oracles.py tests/compiler/test_comp
 	tests/compiler/test_adapters_llamaindex.py tests/workbench/test_workbench_views.py \
 	tests/workbench/test_query_parameters.py
 
-.PHONY: run serve test test-fast test-lowest lint bench demo-compile dist dist-compiler clean
+.PHONY: run serve test test-fast test-lowest lint bench bench-pages demo-compile dist dist-compiler clean
 
 # manage.py defaults to the production profile; `make run` asks for the development one (pytest
 # names its own, workbench.settings.test, in pyproject.toml).
@@ -102,6 +102,11 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/compile_scale.py
 	$(BIN)/python bench/sweep.py
+
+## bench-pages: each heavy page, one client and eight, against the cheapest signed-in page, under
+## gunicorn with the production profile (50 and 2,000 scenarios; bench/web_pages.py --help)
+bench-pages: $(STAMP)
+	$(BIN)/python bench/web_pages.py --scenarios 50 2000
 
 ## dist: the two wheels a deployment installs, evidence-compiler's and the workbench's, in dist/
 dist: $(STAMP)

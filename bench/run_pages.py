@@ -3,7 +3,7 @@
     .venv/bin/python bench/run_pages.py [--scenarios 10000] [--repeat 3] [--database PATH]
                                         [--database-url postgres://...]
 
-Builds, in a scratch SQLite file, the suite `bench/web_load.py` uses (10 propositions) with
+Builds, in a scratch SQLite file, a suite of 10 propositions (`SUITE`) with
 `--scenarios` scenarios, runs it in process, then asks for each page of the run with Django's
 test client as its owner: the run page (the flip matrix's totals and first page of rows), a
 middle page, the lazily loaded rows of the next page, the coverage page and the streamed JSON
@@ -34,6 +34,53 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_SECONDS = 1.0
 
+SUITE = """
+import datetime as dt
+from django.contrib.auth import get_user_model
+from contracts import selectors, services
+from scenarios import services as scenario_services
+from scenarios.models import Scenario
+
+PROPOSITIONS = [f"fact_{{i:02d}}" for i in range(10)]
+owner = get_user_model().objects.create_user(
+    "load-owner", password={password!r}, is_superuser=True
+)
+dt_ = services.decision_type_create(
+    actor=owner, key="load.check", title="Ten facts", purposes=["check"]
+)
+version = selectors.current_version(decision_type=dt_)
+for key in PROPOSITIONS:
+    services.proposition_add(
+        actor=owner, version=version, expected_lock_version=version.lock_version,
+        key=key, accepted_classes=["facility_record"],
+    )
+    version.refresh_from_db()
+candidates = [
+    {{"id": f"record-{{k}}", "entity": "E1", "allowed_roles": ["analyst"],
+     "allowed_purposes": ["check"], "evidence_class": "facility_record", "supports": [k],
+     "valid_from": "2026-01-01",
+     "tokens": 10, "relevance": 0.5, "content": f"Record for {{k}}."}}
+    for k in PROPOSITIONS[:3]
+] + [
+    {{"id": f"note-{{k}}", "entity": "E1", "allowed_roles": ["analyst"],
+     "allowed_purposes": ["check"], "evidence_class": "case_note", "supports": [k],
+     "valid_from": "2026-01-01",
+     "tokens": 10, "relevance": 0.9, "content": "A note."}}
+    for k in PROPOSITIONS[3:5]
+]
+corpus = scenario_services.corpus_import(actor=owner, decision_type=dt_, name="load",
+                                         document={{"candidates": candidates}})
+Scenario.objects.bulk_create(
+    Scenario(decision_type=dt_, corpus=corpus, name=f"scenario {{i:03d}}", position=i,
+             principal="ana", roles=["analyst"], purpose="check", entity="E1",
+             decision_date=dt.date(2026, 6, 1) + dt.timedelta(days=i % 30), token_budget=500,
+             expected_slots={{"fact_00": "supported", "fact_09": "unknown"}}, created_by=owner)
+    for i in range({scenarios})
+)
+run = scenario_services.run_start(actor=owner, version=version, background=False)
+print(run.pk, run.summary["compiles"], dt_.key, version.number)
+"""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -56,7 +103,6 @@ def main() -> None:
     import django
 
     django.setup()
-    import web_load
     from django.core.management import call_command
     from django.test import Client
     from django.test.utils import override_settings
@@ -77,7 +123,7 @@ def main() -> None:
     else:
         call_command("load_demo", verbosity=0)
         namespace: dict[str, object] = {}
-        code = web_load.SUITE.format(password="bench-password", scenarios=args.scenarios)
+        code = SUITE.format(password="bench-password", scenarios=args.scenarios)
         code = code.replace("print(run.pk", "result = (run.pk")
         exec(compile(code, "suite", "exec"), namespace)  # noqa: S102 - our own script
         run_pk, compiles, key, _ = namespace["result"]

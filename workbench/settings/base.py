@@ -98,6 +98,9 @@ MIDDLEWARE = [
     "workbench.health.HealthMiddleware",
     "workbench.observability.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Compresses what every middleware below answered (so it sees the final body); answers
+    # carrying a one-time secret stay plain (workbench.compression, docs/deployment.md).
+    "workbench.compression.CompressionMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -112,6 +115,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: its 304s need the resolved URL, the user and the CSRF secret (workbench.conditional).
+    "workbench.conditional.ConditionalPagesMiddleware",
 ]
 
 ROOT_URLCONF = "workbench.urls"
