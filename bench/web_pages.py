@@ -77,20 +77,6 @@ PAGE_ORDER = (
 # Runs in a child process with the production settings (`--stage build`, `--stage count`).
 
 
-def domain_copy(domain: str, into: Path) -> Path:
-    """The domain's files, with its policy name in the form the workbench accepts (letters,
-    digits and underscores: the domains' files use hyphens, which the compiler takes)."""
-    directory = into / domain
-    shutil.copytree(DOMAINS / domain, directory)
-    contract = directory / "contract.yaml"
-    text = contract.read_text()
-    start = text.index("policy:")
-    name_at = text.index("name:", start)
-    end = text.index("\n", name_at)
-    contract.write_text(text[:name_at] + text[name_at:end].replace("-", "_") + text[end:])
-    return directory
-
-
 def build(domain: str, scenarios: int, keys: Path) -> dict[str, Any]:
     """The suite, its published and submitted versions, both reports and a finished run; what
     the pages' URLs need (printed as JSON by the child)."""
@@ -105,7 +91,7 @@ def build(domain: str, scenarios: int, keys: Path) -> dict[str, Any]:
     from scenarios import services as scenario_services
     from scenarios.models import Scenario
 
-    directory = domain_copy(domain, keys.parent)
+    directory = DOMAINS / domain
     document = read_document(directory / "contract.yaml")
     contract = document["contract"]
     key = contract["decision_type"]

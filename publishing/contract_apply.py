@@ -24,10 +24,28 @@ from django.core.exceptions import ValidationError
 
 from contracts import services
 from contracts.models import ContractVersion, Proposition, SourceClass
+from contracts.models.catalogue import KEY_HELP, key_validator
 from contracts.services import Actor
 
 # Messages tests assert on (the location names the field, as invalid files do).
 CLASS_PROBLEM = "{file}: contract.propositions.{index}.accepted_classes: {problem}"
+KEY_PROBLEM = "{file}: {field}: {value!r} is not a key the workbench stores: {help}"
+
+
+def check_keys(target: Mapping[str, Any], *, file: str) -> None:
+    """Refuse, at the preview, a file whose policy name, purposes or proposition keys the
+    compiler reads but the workbench's editor would refuse (its keys are lower-case words
+    joined by underscores), rather than fail part way through applying it."""
+    named = [("contract.policy.name", target["policy"]["name"])]
+    named += [(f"contract.purposes.{i}", purpose) for i, purpose in enumerate(target["purposes"])]
+    named += [(f"contract.propositions.{i}.key", p["key"])
+              for i, p in enumerate(target["propositions"])]  # fmt: skip
+    for field, value in named:
+        try:
+            key_validator(value)
+        except ValidationError:
+            problem = KEY_PROBLEM.format(file=file, field=field, value=value, help=KEY_HELP)
+            raise ValidationError({field: problem}) from None
 
 
 def check_classes(target: Mapping[str, Any], draft: Mapping[str, Any] | None, *, file: str) -> None:

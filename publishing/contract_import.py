@@ -39,7 +39,7 @@ from scenarios import services as scenario_services
 from scenarios.models import Corpus, Scenario
 from scenarios.selectors import known_values
 
-from .contract_apply import apply_contract, check_classes
+from .contract_apply import apply_contract, check_classes, check_keys
 from .contract_files import _scenario_state, file_stem
 from .impact import contract_changes
 
@@ -131,6 +131,7 @@ def import_plan(decision_type: DecisionType, directory: Path) -> ImportPlan:
     version = selectors.current_version(decision_type=decision_type)
     draft = contract_document(version) if version is not None else None
     imported = header.contract.model_dump(mode="json")
+    check_keys(imported, file=contract_name)
     check_classes(imported, draft, file=contract_name)
     _check_pins(decision_type, imported, dict(zip(paths, scenarios, strict=True)))
     same = draft is not None and _comparable(draft) == _comparable(imported)

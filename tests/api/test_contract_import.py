@@ -192,6 +192,39 @@ def test_a_class_the_catalogue_lacks_is_refused_with_its_field(client, olivia, d
     assert expected.replace("'", "&#x27;") in page and 'name="confirm"' not in page
 
 
+@pytest.mark.parametrize(
+    ("field", "change"),
+    [
+        ("contract.policy.name", lambda c: c["policy"].update(name="release-packet")),
+        ("contract.purposes.0", lambda c: c.update(purposes=["Annual review"])),
+        (
+            "contract.propositions.4.key",
+            lambda c: c["propositions"].append(
+                {
+                    "key": "hard-stop",
+                    "accepted_classes": ["case_note"],
+                    "required": False,
+                    "max_items": 1,
+                    "description": "",
+                }  # fmt: skip
+            ),
+        ),
+    ],
+)
+def test_a_key_the_editor_would_refuse_is_refused_at_the_preview(demo, tmp_path, field, change):
+    """The compiler reads any string as a policy name, a purpose or a proposition key; the
+    workbench stores lower-case words joined by underscores. The preview says so, with the
+    field, before anything is applied (not part way through the confirm)."""
+    directory = export(tmp_path / "suite")
+    rewrite_contract(directory, lambda document: change(document["contract"]))
+    before = draft(demo)[1]
+    with pytest.raises(CommandError) as raised:
+        preview(directory)
+    assert str(raised.value).startswith(f"contract.yaml: {field}: ")
+    assert "Lower-case letters, digits and underscores" in str(raised.value)
+    assert draft(demo)[1] == before
+
+
 def test_a_retired_class_is_refused_unless_the_draft_already_accepts_it(demo, tmp_path):
     from django.contrib.auth import get_user_model
 

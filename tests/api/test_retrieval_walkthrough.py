@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,13 +36,8 @@ def publish_export_desk(tmp_path: Path):
     from publishing import contract_import, review
     from publishing.demo import KeyFiles
 
-    # The workbench names policies as it names keys (no hyphens); the bench file predates it.
-    domain = tmp_path / "export_licence"
-    shutil.copytree(EXPORT, domain)
+    domain = EXPORT
     contract_yaml = domain / "contract.yaml"
-    contract_yaml.write_text(
-        contract_yaml.read_text().replace("export-release-packet", "export_release_packet")
-    )
     call_command("load_demo", stdout=io.StringIO())
     people = get_user_model().objects
     olivia, rafael = people.get(username="olivia"), people.get(username="rafael")
