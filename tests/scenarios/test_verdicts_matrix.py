@@ -149,7 +149,7 @@ def test_rows_stored_with_their_verdicts_inside_the_flips_read_the_same(demo_ver
     run = _run(2)
 
     def shown():
-        rows = selectors.flip_matrix(run=run, page=None).rows
+        rows = selectors.flip_matrix(run=run, paged=False).rows
         return [(r.result.pk, r.verdict, r.verdicts, [c.verdict for c in r.cells]) for r in rows]
 
     before, listed = shown(), _verdicts(run)
