@@ -7,9 +7,10 @@ Builds, in a scratch SQLite file, the suite `bench/web_load.py` uses (10 proposi
 `--scenarios` scenarios, runs it in process, then asks for each page of the run with Django's
 test client as its owner: the run page (the flip matrix's totals and first rows), the same
 with every perturbation, the rows from the middle of the run (a plain link's page and the
-lazily loaded rows htmx asks for), the coverage page and the streamed JSON report, in `--repeat` interleaved rounds. Prints bytes, the median and best wall-clock time
-and the median CPU time of this process (the database is SQLite, in process: on a machine
-shared with other work the CPU time is the steadier figure); the target is at most 1 s each.
+lazily loaded rows htmx asks for), the coverage page and the streamed JSON report, in
+`--repeat` interleaved rounds. Prints bytes, the median and best wall-clock time and the
+median CPU time of this process (the database is SQLite, in process: on a machine shared
+with other work the CPU time is the steadier figure); the target is at most 1 s each.
 For the streamed report it prints the time to the first byte as well as the total.
 
 `--database PATH` builds the run into PATH and keeps it; when PATH already holds a run of the

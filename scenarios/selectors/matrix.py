@@ -213,8 +213,12 @@ def _row(
         seen[(key, state)] += counted
         cells.append(
             Cell(
-                key, state, flipped=key in flipped, base_state=flipped.get(key),
-                expected=failed.get(key), verdict=judged.get(key, ""),
+                key,
+                state,
+                flipped=key in flipped,
+                base_state=flipped.get(key),
+                expected=failed.get(key),
+                verdict=judged.get(key, ""),
             )  # fmt: skip
         )
     return MatrixRow(

@@ -121,9 +121,7 @@ VIEWS = [{"show": "all"}, {}, {"flips": "1"}]
 
 
 @pytest.mark.parametrize("parameters", VIEWS)
-def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(
-    client, owner, wide, parameters
-):
+def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, wide, parameters):
     decision_type, version, corpus = wide
     client.force_login(owner)
     add_scenarios(decision_type, corpus, owner, 10)
@@ -211,7 +209,7 @@ def test_the_run_page_does_not_grow_with_the_number_of_scenarios(client, owner, 
     fragment = rows.content.decode()
     assert "<html" not in fragment and "<table" not in fragment and "Verdicts" not in fragment
     assert row_count(fragment) == size
-    shown = [int(p) for p in re.findall(r'/results/(\d+)/', fragment)]
+    shown = [int(p) for p in re.findall(r"/results/(\d+)/", fragment)]
     expected = larger.results.filter(position__gt=last).order_by("position")[:size]
     assert list(dict.fromkeys(shown)) == [r.pk for r in expected]
     assert f"after={positions[2 * size - 1]}&amp;partial=rows" in fragment
