@@ -128,8 +128,8 @@ def matrix_page_rows(propositions: int) -> int:
     return max(fewest, min(most, MATRIX_PAGE_CELLS // max(propositions, 1)))
 
 
-# What a matrix row reads of a result: never its output, input or perturbation arguments'
-# (a base's output is tens of kilobytes).
+# What a matrix row reads of a result: never its output or input (a base's are tens of
+# kilobytes).
 _ROW_FIELDS = (
     "scenario_name", "position", "perturbation", "perturbation_args", "result",
     "slot_states", "flips", "expectation_failures", "verdicts",
