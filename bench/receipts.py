@@ -2,7 +2,9 @@
 
     .venv/bin/python bench/receipts.py [--database-url postgres://postgres@127.0.0.1:5432/bench_receipts]
                                        [--receipts 5000] [--candidates 50] [--repeat 3]
-                                       [--no-replay]
+                                       [--replay-repeat N] [--no-replay]
+
+    .venv/bin/python bench/receipts.py --receipts 100000 --repeat 1   # the issue's scale
 
 Builds the demo workspace in a scratch database (dropped and recreated) and one decision of
 `--candidates` candidates compiled against the published Atlas bundle, then:
@@ -22,7 +24,10 @@ Builds the demo workspace in a scratch database (dropped and recreated) and one 
   checks are reset before each attempt); receipts/s, the workers' CPU seconds (two workers
   using the same CPU in more wall time are waiting on a busy machine, not on each other) and
   the ratio of the medians two/one (target: at most 0.6), beside the baseline of one compile
-  of the decision in this process.
+  of the decision in this process. `--replay-repeat` (default `--repeat`) sets how many times.
+  Since the machine may be busy, the CPU figures come too: receipts per CPU second of the
+  workers, and the ratio two workers would reach with a core each (half their CPU seconds
+  against one worker's), which shows whether slicing costs anything beyond the compiles.
 
 The database's own CPU time is not in the in-process figures; the load average is printed
 with each attempt, so a noisy measurement shows as one.
@@ -139,7 +144,7 @@ def baseline(batches: list[bytes], bundle, decision_type, token) -> float:
     return time.perf_counter() - started
 
 
-def timed_replay(env: dict[str, str], workers: int) -> tuple[float, str]:
+def timed_replay(env: dict[str, str], workers: int) -> tuple[float, float, str]:
     from contracts.models import DecisionType
     from publishing import replay
     from publishing.models import DecisionReceipt, ReceiptReplay
@@ -157,7 +162,7 @@ def timed_replay(env: dict[str, str], workers: int) -> tuple[float, str]:
     summary = f"workers' CPU {cpu:.1f} s; {row.status}: {row.done}/{row.total}, "
     summary += f"{result.get('replayed')} replayed, "
     summary += f"{len(result.get('changed', []))} changed, {result.get('refused')} refused"
-    return seconds, summary
+    return seconds, cpu, summary
 
 
 def main() -> None:
@@ -168,6 +173,7 @@ def main() -> None:
     parser.add_argument("--receipts", type=int, default=5000)
     parser.add_argument("--candidates", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--replay-repeat", type=int, default=None, help="default: --repeat")
     parser.add_argument("--no-replay", action="store_true", help="sizes and ingest only")
     args = parser.parse_args()
     env = os.environ | {
@@ -254,10 +260,12 @@ def main() -> None:
         compile_input(compile_document)
     compile_rate = 50 / (time.perf_counter() - started)
     times: dict[int, list[float]] = {1: [], 2: []}
-    for attempt in range(args.repeat):
+    cpus: dict[int, list[float]] = {1: [], 2: []}
+    for attempt in range(args.replay_repeat or args.repeat):
         for workers in (1, 2) if attempt % 2 == 0 else (2, 1):
-            seconds, summary = timed_replay(env, workers)
+            seconds, cpu, summary = timed_replay(env, workers)
             times[workers].append(seconds)
+            cpus[workers].append(cpu)
             print(f"attempt {attempt + 1}: {workers} worker(s) {seconds:6.2f} s "
                   f"({args.receipts / seconds:,.0f} receipts/s), load "
                   f"{os.getloadavg()[0]:4.1f}  ({summary})")  # fmt: skip
@@ -267,6 +275,11 @@ def main() -> None:
           f"(target <= {RATIO_TARGET}); baseline: one compile of the decision "
           f"{compile_rate:,.0f}/s in this process (a replay compiles each receipt twice the "
           f"first time: its check, then the draft)")  # fmt: skip
+    cpu_one, cpu_two = statistics.median(cpus[1]), statistics.median(cpus[2])
+    print(f"replay per CPU second of the workers: one worker {args.receipts / cpu_one:,.0f} "
+          f"receipts, two workers {args.receipts / cpu_two:,.0f} (two spend {cpu_two / cpu_one:.2f}"
+          f"x one's CPU); with a core each, two would take {cpu_two / 2 / cpu_one:.2f} of one's "
+          f"time (the load average says how far this machine was from that)")  # fmt: skip
 
 
 if __name__ == "__main__":

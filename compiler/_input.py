@@ -10,6 +10,7 @@ document and merged into the same `ValidationError`, so one call lists everythin
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from operator import attrgetter
 from typing import Annotated, Any, Literal
 
@@ -292,6 +293,9 @@ class CompileInput(Frozen):
         if model is None or may_have_problems(model):
             if info.context and info.context.get("prevalidated"):
                 raise NeedsDocument
+            if isinstance(data, Mapping) and isinstance(data.get("contract"), BaseModel):
+                # A contract given as a validated model is located by its JSON, as written.
+                data = {**data, "contract": data["contract"].model_dump(mode="json")}
             problems.extend(
                 InitErrorDetails(
                     type=PydanticCustomError("invalid_reference", _escape(msg)),

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from compiler_tools._contract_tests.running import failing_expectations, run_tests
     from compiler_tools._pull import BUNDLE_FILE, STATE_FILE
     from compiler_tools._pull_io import ETAG_FILE
+    from compiler_tools._pull_tests import TESTS_FILE
     from compiler_tools._runtime import (
         BundleStore,
         Decision,
@@ -51,6 +52,7 @@ _HOMES = {
     "compiler_tools._cli": ["main"],
     "compiler_tools._pull": ["BUNDLE_FILE", "STATE_FILE"],
     "compiler_tools._pull_io": ["ETAG_FILE"],
+    "compiler_tools._pull_tests": ["TESTS_FILE"],
     "compiler_tools._runtime": [
         "BundleStore",
         "Decision",
@@ -93,6 +95,7 @@ __all__ = [
     "NEEDS_YAML",
     "ScenarioFile",
     "STATE_FILE",
+    "TESTS_FILE",
     "SourceClassEntry",
     "bundle_age",
     "decide",

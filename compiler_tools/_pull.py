@@ -52,6 +52,7 @@ from compiler_tools._pull_io import (
     replace_file,
     store_etag,
 )
+from compiler_tools._pull_tests import tests_step
 from compiler_trust._bundle.document import VerifiedBundle
 from compiler_trust._bundle.reasons import BundleInvalid
 from compiler_trust._bundle.verification import inspect_bundle, verify_bundle
@@ -114,13 +115,14 @@ class Source:
     def get(self, url: str, etag: str | None = None) -> Response:
         return http_get(url, self.token, etag, self.timeout)
 
-    def version_url(self, version: int) -> str | None:
-        """The URL of one version's bundle, in the workbench's layout
-        (`…/types/{key}/bundle` -> `…/types/{key}/versions/{n}/bundle`), or None."""
+    def version_url(self, version: int | str, what: str = "bundle") -> str | None:
+        """The URL of one version's bundle (or, `what="tests"`, its test suite), in the
+        workbench's layout (`…/types/{key}/bundle` -> `…/types/{key}/versions/{n}/bundle`),
+        or None."""
         parts = urllib.parse.urlsplit(self.url)
         if not parts.path.endswith("/bundle"):
             return None
-        path = f"{parts.path.removesuffix('/bundle')}/versions/{version}/bundle"
+        path = f"{parts.path.removesuffix('/bundle')}/versions/{version}/{what}"
         return urllib.parse.urlunsplit(parts._replace(path=path, query=""))
 
 
@@ -136,9 +138,11 @@ def pull(
     require_approvals: int = 1,
     mode: str | int = DEFAULT_MODE,
     allow_downgrade: str | None = None,
+    with_tests: bool = False,
 ) -> int:
     """Run one pull and return the exit code, printing one line of outcome (and a warning
-    per legacy signature). `require_approvals` is the policy `verify-bundle` applies too."""
+    per legacy signature). `require_approvals` is the policy `verify-bundle` applies too.
+    `with_tests` also fetches the bundle's test suite (`compiler_tools._pull_tests`)."""
     directory = Path(out)
     try:
         check_url(url)
@@ -182,7 +186,8 @@ def pull(
             f"sha256 {bundle.sha256} -> {directory / BUNDLE_FILE}",
             file=stdout,
         )
-    return EXIT_OK
+    return tests_step(source, result.outcome, bundle, directory, file_mode, with_tests,
+                      stdout, stderr)  # fmt: skip
 
 
 def pull_bundle(

@@ -25,6 +25,7 @@ import orjson
 
 from compiler._errors import InvalidInput
 from compiler_tools._runtime import BundleStore, NoBundle, bundle_age, decide
+from compiler_trust import compact_receipt
 
 logger = logging.getLogger(__name__)
 NEEDS_SERVE = "serve needs its extra: pip install 'evidence-compiler[serve]'"
@@ -97,9 +98,11 @@ class _Metrics:
         return generate_latest(self.registry)
 
 
-def decision_app(store: BundleStore, *, max_body: int = DEFAULT_MAX_BODY) -> Callable[..., Any]:
+def decision_app(
+    store: BundleStore, *, max_body: int = DEFAULT_MAX_BODY, metrics: _Metrics | None = None
+) -> Callable[..., Any]:
     """The WSGI application answering decisions against `store`'s current bundle."""
-    metrics = _Metrics(store)
+    metrics = metrics or _Metrics(store)
     tracer = _tracer()
 
     def app(environ: Mapping[str, Any], start_response: StartResponse) -> Iterable[bytes]:
@@ -144,16 +147,24 @@ def serve(
     """Serve `store` with waitress until the process ends; prints the address it listens on
     (the port chosen when `port` is 0)."""
     waitress = importlib.import_module("waitress")  # an optional extra, without type stubs
+    sockets: dict[int, Any] = {}
+    metrics = _Metrics(store)
     server = waitress.create_server(
-        decision_app(store, max_body=max_body),
+        decision_app(store, max_body=max_body, metrics=metrics),
+        map=sockets,
         host=host,
         port=port,
         threads=threads,
-        # The application answers bodies over `max_body` with a JSON 413 itself; waitress
-        # buffers no more than this before refusing with its own plain-text 413.
-        max_request_body_size=4 * max_body,
+        # waitress refuses a body of this size or more itself, before buffering the rest of
+        # it (a declared Content-Length at once, a chunked body as it passes the limit).
+        max_request_body_size=max_body + 1,
         ident="evidence-compiler",
     )
+    # Its refusals (an oversized body, a malformed request) are answered in the server's
+    # JSON shape rather than waitress's plain text.
+    for listener in list(sockets.values()):
+        if hasattr(listener, "channel_class"):
+            listener.channel_class = _json_error_channel(metrics, max_body)
     if stdout is not None:
         print(f"serving decisions on http://{host}:{server.effective_port}", file=stdout)
         stdout.flush()
@@ -167,6 +178,39 @@ def missing_extra() -> str | None:
     if all(importlib.util.find_spec(name) for name in ("prometheus_client", "waitress")):
         return None
     return NEEDS_SERVE
+
+
+WAITRESS_CODES = {400: "bad_request", 413: "too_large", 431: "headers_too_large"}
+
+
+def _json_error_channel(metrics: _Metrics, max_body: int) -> type:
+    """waitress's connection class, answering the requests waitress refuses itself as JSON."""
+    channel = importlib.import_module("waitress.channel")
+    task = importlib.import_module("waitress.task")
+
+    class JsonErrorTask(task.ErrorTask):  # type: ignore[name-defined]
+        def execute(self) -> None:
+            error = self.request.error
+            code = WAITRESS_CODES.get(error.code, "bad_request")
+            message = (
+                _too_large(max_body) if code == "too_large" else f"{error.reason}: {error.body}"
+            )
+            body = orjson.dumps(_Failure(error.code, code, message).body())
+            metrics.errors.labels(code).inc()
+            self.status = f"{error.code} {error.reason}"
+            self.response_headers.append(("Content-Type", "application/json"))
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class JsonErrorChannel(channel.HTTPChannel):  # type: ignore[name-defined]
+        error_task_class = JsonErrorTask
+
+    return JsonErrorChannel
+
+
+def _too_large(max_body: int) -> str:
+    return f"the body is larger than {max_body:,} bytes, the server's --max-body"
 
 
 # --------------------------------------------------------------------------- a request
@@ -209,17 +253,18 @@ def _decide(store: BundleStore, metrics: _Metrics, data: Any) -> dict[str, Any]:
         metrics.refusals.labels(output.refusal.reason).inc()
     body: dict[str, Any] = {"output": output.to_json(), "bundle": _bundle_json(store, bundle)}
     if decision.receipt is not None:
-        body["receipt"] = decision.receipt.to_json()
+        # The compact form: what the workbench's POST /api/v1/decisions takes 500 at a time.
+        body["receipt"] = compact_receipt(decision.receipt)
     return body
 
 
 def _read_json(environ: Mapping[str, Any], max_body: int) -> Any:
     declared = environ.get("CONTENT_LENGTH") or ""
     if declared and (not declared.isdigit() or int(declared) > max_body):
-        raise _Failure(413, "too_large", f"the body is larger than {max_body} bytes")
+        raise _Failure(413, "too_large", _too_large(max_body))
     data = environ["wsgi.input"].read(max_body + 1)
     if len(data) > max_body:
-        raise _Failure(413, "too_large", f"the body is larger than {max_body} bytes")
+        raise _Failure(413, "too_large", _too_large(max_body))
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:

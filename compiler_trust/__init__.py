@@ -18,7 +18,7 @@ from compiler._lazy import lazy_surface
 if TYPE_CHECKING:
     from compiler._canonical import canonical_bytes, sha256_hex
     from compiler_trust._bundle.compiling import compile_input_from_bundle, scenario_input
-    from compiler_trust._bundle.document import Manifest, VerifiedBundle
+    from compiler_trust._bundle.document import Manifest, SuiteDigest, VerifiedBundle
     from compiler_trust._bundle.hashing import (
         bundle_body,
         bundle_body_hash,
@@ -28,14 +28,25 @@ if TYPE_CHECKING:
     from compiler_trust._bundle.reasons import (
         APPROVER_IS_PUBLISHER,
         FORMAT,
+        FORMAT_2,
         KEY_MAY_NOT_SIGN_TYPE,
         KEY_SET_WITHOUT_TYPES,
+        READ_FORMATS,
         STATEMENT_OTHER_CONTRACT,
+        SUITE_FORMAT,
         TOO_FEW_APPROVALS,
         BundleInvalid,
         Problem,
+        SuiteInvalid,
     )
     from compiler_trust._bundle.signing import assemble_bundle, sign_bundle
+    from compiler_trust._bundle.suite import (
+        ScenarioSuite,
+        serialize_suite,
+        split_suite,
+        suite_digest,
+        verify_suite,
+    )
     from compiler_trust._bundle.verification import inspect_bundle, verify_bundle
     from compiler_trust._key_files import (
         load_private_key_file,
@@ -121,13 +132,24 @@ _HOMES = {
         "APPROVER_IS_PUBLISHER",
         "BundleInvalid",
         "FORMAT",
+        "FORMAT_2",
         "KEY_MAY_NOT_SIGN_TYPE",
         "KEY_SET_WITHOUT_TYPES",
         "Problem",
+        "READ_FORMATS",
         "STATEMENT_OTHER_CONTRACT",
+        "SUITE_FORMAT",
+        "SuiteInvalid",
         "TOO_FEW_APPROVALS",
     ],
-    "compiler_trust._bundle.document": ["Manifest", "VerifiedBundle"],
+    "compiler_trust._bundle.document": ["Manifest", "SuiteDigest", "VerifiedBundle"],
+    "compiler_trust._bundle.suite": [
+        "ScenarioSuite",
+        "serialize_suite",
+        "split_suite",
+        "suite_digest",
+        "verify_suite",
+    ],
     "compiler_trust._bundle.signing": ["assemble_bundle", "sign_bundle"],
     "compiler_trust._bundle.hashing": [
         "bundle_body",
@@ -167,6 +189,12 @@ __all__ = [
     "Receipt",
     "FORMAT_COMPACT",
     "FORMAT",
+    "FORMAT_2",
+    "READ_FORMATS",
+    "SUITE_FORMAT",
+    "ScenarioSuite",
+    "SuiteDigest",
+    "SuiteInvalid",
     "KEY_MAY_NOT_SIGN_TYPE",
     "KEY_ROLES",
     "KEY_SET_FILE",
@@ -209,6 +237,9 @@ __all__ = [
     "replay",
     "scenario_input",
     "serialize_bundle",
+    "serialize_suite",
+    "split_suite",
+    "suite_digest",
     "sha256_hex",
     "sign_as",
     "sign_bundle",
@@ -217,5 +248,6 @@ __all__ = [
     "statement_bytes",
     "verify_bundle",
     "verify_statement",
+    "verify_suite",
     "write_key_files",
 ]

@@ -199,7 +199,10 @@ def receipt_input(receipt: Receipt, contract: Contract) -> CompileInput:
     return load_input(
         {
             "request": receipt.request,
-            "contract": contract.model_dump(mode="json"),
+            # The object itself, not its JSON: a replay compiles thousands of receipts against
+            # one contract, which is then validated once and hashed once (the compiler keeps
+            # the hash of the last contract object it saw), not once a receipt.
+            "contract": contract,
             "directory": receipt.directory,
             "candidates": candidates,
         }

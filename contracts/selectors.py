@@ -324,10 +324,21 @@ def source_class_impact(*, user: User, key: str, after: dict[str, Any]) -> Catal
 
 
 def history(*, decision_type: DecisionType, limit: int | None = 50) -> QuerySet[AuditEvent]:
-    """The type's audit events, newest first; `limit=None` for all of them (to page through)."""
+    """The type's audit events, newest first; `limit=None` for all of them (to page through).
+    Each row as the history lists it: its time, actor, summary and version number, not its
+    changes nor its version's snapshot."""
     return (
         AuditEvent.objects.filter(decision_type=decision_type)
         .select_related("actor", "version")
+        .only(
+            "pk",
+            "created_at",
+            "action",
+            "summary",
+            "decision_type_id",
+            "actor__username",
+            "version__number",
+        )  # fmt: skip
         .order_by("-created_at", "-id")[:limit]
     )
 

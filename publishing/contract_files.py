@@ -76,7 +76,8 @@ def export_files(
     decision_type: DecisionType, version: ContractVersion | None = None
 ) -> dict[str, str]:
     """The test directory of `version` (the type's current version when None): relative
-    path -> text. A published version's directory runs the expectations its bundle carries."""
+    path -> text. A published version's directory runs the expectations its bundle's test
+    suite holds."""
     if version is None:
         version = export_version(decision_type, None)
     contract = contract_document(version)

@@ -1,7 +1,7 @@
 """The demo's review history: Atlas version 1 submitted, approved and published with
 signatures made with olivia's and rafael's key files (`var/demo-keys/`, outside the database,
 as `evidence-compiler keygen` writes them), version 2 drafted. Runs after `contracts.demo`
-and `scenarios.demo` (the bundle carries the scenarios)."""
+and `scenarios.demo` (the bundle names their test suite)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def demo_key_files() -> KeyFiles:
 def load_review(out: SupportsWrite[str]) -> None:
     """Signing keys for the owner and the reviewer, Atlas version 1 submitted by olivia,
     approved by rafael and published (signed by both), and version 2 started as a draft that
-    swaps one accepted class. Runs after the scenarios are loaded (the bundle carries them);
+    swaps one accepted class. Runs after the scenarios are loaded (the bundle names their suite);
     does nothing to a type whose version 1 is no longer a draft."""
     user_model = get_user_model()
     owner = user_model.objects.get(username=OWNER)

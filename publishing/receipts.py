@@ -161,13 +161,18 @@ def _recorded_ids(types: Iterable[Any], headers: Iterable[Any]) -> dict[tuple[in
 
 
 def receipts_check(
-    rows: Iterable[DecisionReceipt], parsed: dict[int, Receipt] | None = None
+    rows: Iterable[DecisionReceipt],
+    parsed: dict[int, Receipt] | None = None,
+    *,
+    verified: dict[int, VerifiedBundle | str] | None = None,
 ) -> list[DecisionReceipt]:
     """Check each unchecked receipt of `rows` against its bundle and store the verdict:
     `matched`, or `refused` with the problems (`check_receipt`'s, or the bundle's own when it
     no longer verifies). Returns the rows, their status current; `parsed`, if given, gets
-    each receipt that matched, by row id, so a replay need not parse it again."""
-    verified: dict[int, VerifiedBundle | str] = {}
+    each receipt that matched, by row id, so a replay need not parse it again. `verified`,
+    if given, holds each bundle's verdict (the `VerifiedBundle`, or why it does not verify)
+    by bundle id, read and filled here, so the slices of one replay verify each bundle once."""
+    verified = {} if verified is None else verified
     keys = None
     checked = []
     rows = list(rows)

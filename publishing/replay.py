@@ -21,6 +21,9 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Func, IntegerField
+from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from contracts import permissions
@@ -106,15 +109,64 @@ def chunks_recover_stale() -> list[str]:
 # --------------------------------------------------------------------------- reads
 
 
+class _JSONArrayLength(Func):
+    """How many items a JSON array holds, counted by the database."""
+
+    function = "json_array_length"
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return super().as_sql(compiler, connection, function="jsonb_array_length", **extra)
+
+
+_CHANGED = KeyTransform("changed", "result")
+
+
+class ChangedDecisions:
+    """A replay's changed decisions as a sequence the paging helper slices: its length and
+    each slice are read by the database from the stored report, which is never decoded
+    whole (a replay of many receipts stores thousands of them)."""
+
+    def __init__(self, replay_pk: int, count: int) -> None:
+        self.replay_pk, self._count = replay_pk, count
+
+    def count(self) -> int:
+        return self._count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, window: slice) -> list[dict[str, Any]]:
+        indexes = range(*window.indices(self._count))
+        if not indexes:
+            return []
+        picked = {f"changed_{i}": KeyTransform(str(i), _CHANGED) for i in indexes}
+        row = ReceiptReplay.objects.filter(pk=self.replay_pk).annotate(**picked)
+        return [_shown(entry) for entry in row.values_list(*picked).get() if entry is not None]
+
+
 def recorded_decisions(version: ContractVersion) -> dict[str, Any]:
     """What the impact page's "Recorded decisions" section shows: the latest replay of this
-    version, whether the contract moved on since, and how many receipts there are."""
-    latest = ReceiptReplay.objects.filter(version=version).first()
+    version (its figures read from its report by the database, not its report), whether the
+    contract moved on since, how many receipts there are, and its changed decisions as a
+    `ChangedDecisions` to page through."""
+    latest = (
+        ReceiptReplay.objects.filter(version=version)
+        .defer("result")
+        .annotate(
+            replayed=KeyTransform("replayed", "result"),
+            unchanged=KeyTransform("unchanged", "result"),
+            refused=KeyTransform("refused", "result"),
+            refused_examples=KeyTransform("refused_examples", "result"),
+            changed_count=Coalesce(_JSONArrayLength(_CHANGED), 0),
+        )
+        .first()
+    )
     stale = latest is not None and latest.status == ReceiptReplay.Status.DONE and (
         latest.contract_sha256 != contract_sha256(version))  # fmt: skip
     return {
         "replay": latest,
-        "changed": [] if latest is None else [_shown(entry) for entry in latest.changed],
+        "changed": ChangedDecisions(latest.pk, latest.changed_count) if latest else [],
         "stale": stale,
         "days": replay_days(),
         # A receipt found not to match its bundle is not a recorded decision.

@@ -183,6 +183,13 @@ class Scenario(Archivable):
         constraints = [
             models.UniqueConstraint(fields=["decision_type", "name"], name="scenario_name_unique")
         ]
+        # A type's scenarios in suite order: a page of the list (and a run's order) is read
+        # from the index, not sorted from all of them.
+        indexes = [
+            models.Index(
+                fields=["decision_type", "position", "name", "id"], name="scenario_suite_order"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# The `identity_provider` fixture: a real OpenID provider in its own process (single sign-on).
+pytest_plugins = ["identity_provider.harness"]
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_MISSING = (
     f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium); "

@@ -3,6 +3,8 @@
     GET  /api/v1/types                          the token's decision types, latest version + hash
     GET  /api/v1/types/{key}/bundle             the latest published bundle (ETag, 304)
     GET  /api/v1/types/{key}/versions/{n}/bundle  version n's bundle (ETag, 304)
+    GET  /api/v1/types/{key}/tests              the latest bundle's test suite (ETag, 304)
+    GET  /api/v1/types/{key}/versions/{n}/tests   version n's test suite (ETag, 304)
     GET  /api/v1/types/{key}/keys               the key set of the keys that signed its bundles
     POST /api/v1/decisions                      a batch of decision receipts
     GET  /api/v1/openapi.json                   the OpenAPI description (no token needed)
@@ -37,7 +39,7 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import Field
 
-from contracts.models import Bundle
+from contracts.models import Bundle, BundleTestSuite, DecisionType
 from publishing import receipts, tokens
 from publishing.models import ServiceToken
 from workbench import api_body
@@ -47,6 +49,10 @@ from workbench.http import ApiRequest
 NO_SUCH_TYPE = "No decision type '{key}' is visible to this token."
 NOTHING_PUBLISHED = "Decision type '{key}' has no published version."
 NO_SUCH_VERSION = "Decision type '{key}' has no bundle for version {number}."
+NO_TEST_SUITE = (
+    "Version {number} of '{key}' has no separate test suite here: its bundle carries its "
+    "scenarios itself (format 2), it has no scenarios, or it was imported without its suite."
+)
 BATCH_TOO_LARGE = "A batch holds at most {limit} receipts; this one holds {count}."
 LOST_RACE = "Another batch recorded one of these decision ids at the same moment; post again."
 UNAUTHORIZED = "A valid service token is required: Authorization: Bearer <token>."
@@ -187,16 +193,50 @@ def _matches(if_none_match: str, sha256: str) -> bool:
     return False
 
 
-def _bundle_response(request: HttpRequest, bundle: Bundle) -> HttpResponse:
-    etag = _etag(bundle.sha256)
-    if _matches(request.headers.get("If-None-Match", ""), bundle.sha256):
+def _signed_file_response(request: HttpRequest, stored: Bundle | BundleTestSuite) -> HttpResponse:
+    """A bundle or a test suite, byte for byte, its sha256 the ETag (304 when it matches)."""
+    etag = _etag(stored.sha256)
+    if _matches(request.headers.get("If-None-Match", ""), stored.sha256):
         response = HttpResponse(status=304)
     else:
-        response = HttpResponse(bundle.data, content_type="application/json")
-        response["Content-Disposition"] = f'inline; filename="{bundle.filename}"'
+        response = HttpResponse(stored.data, content_type="application/json")
+        response["Content-Disposition"] = f'inline; filename="{stored.filename}"'
     response["ETag"] = etag
     response["Cache-Control"] = "private, no-cache"
     return response
+
+
+def _readable_type(request: ApiRequest, key: str) -> DecisionType | Status:
+    """The token's decision type `key` if its creator may still read it, else the answer:
+    404 outside the token's scope (as for a type that does not exist), 403 saying why."""
+    decision_type = tokens.scoped_type(token=request.auth, key=key)
+    if decision_type is None:
+        return _not_found(NO_SUCH_TYPE.format(key=key))
+    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):
+        return Status(403, {"detail": lost})
+    return decision_type
+
+
+def _published_bundle(request: ApiRequest, key: str, number: int | None = None) -> Bundle | Status:
+    """The bundle of version `number` (by default the published one) of a type the token may
+    read, else the answer saying why not."""
+    decision_type = _readable_type(request, key)
+    if isinstance(decision_type, Status):
+        return decision_type
+    if number is None:
+        bundle = tokens.latest_bundle(decision_type)
+        missing = NOTHING_PUBLISHED.format(key=key)
+    else:
+        bundle = tokens.bundle_of_version(decision_type, number)
+        missing = NO_SUCH_VERSION.format(key=key, number=number)
+    return bundle if bundle is not None else _not_found(missing)
+
+
+def _suite_response(request: HttpRequest, bundle: Bundle, key: str) -> Any:
+    suite = tokens.suite_of(bundle)
+    if suite is None:
+        return _not_found(NO_TEST_SUITE.format(number=bundle.version.number, key=key))
+    return _signed_file_response(request, suite)
 
 
 @api.get(
@@ -234,15 +274,8 @@ def types_index(request: ApiRequest) -> Any:
 )
 @_recorded
 def latest_bundle(request: ApiRequest, key: str) -> Any:
-    decision_type = tokens.scoped_type(token=request.auth, key=key)
-    if decision_type is None:
-        return _not_found(NO_SUCH_TYPE.format(key=key))
-    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):
-        return Status(403, {"detail": lost})
-    bundle = tokens.latest_bundle(decision_type)
-    if bundle is None:
-        return _not_found(NOTHING_PUBLISHED.format(key=key))
-    return _bundle_response(request, bundle)
+    bundle = _published_bundle(request, key)
+    return bundle if isinstance(bundle, Status) else _signed_file_response(request, bundle)
 
 
 @api.get(
@@ -252,15 +285,30 @@ def latest_bundle(request: ApiRequest, key: str) -> Any:
 )
 @_recorded
 def version_bundle(request: ApiRequest, key: str, number: int) -> Any:
-    decision_type = tokens.scoped_type(token=request.auth, key=key)
-    if decision_type is None:
-        return _not_found(NO_SUCH_TYPE.format(key=key))
-    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):
-        return Status(403, {"detail": lost})
-    bundle = tokens.bundle_of_version(decision_type, number)
-    if bundle is None:
-        return _not_found(NO_SUCH_VERSION.format(key=key, number=number))
-    return _bundle_response(request, bundle)
+    bundle = _published_bundle(request, key, number)
+    return bundle if isinstance(bundle, Status) else _signed_file_response(request, bundle)
+
+
+@api.get(
+    "/types/{key}/tests",
+    response={200: dict[str, Any], 304: None, 403: Error, 404: Error},
+    summary="The latest bundle's test suite (its scenarios), byte for byte as signed",
+)
+@_recorded
+def latest_tests(request: ApiRequest, key: str) -> Any:
+    bundle = _published_bundle(request, key)
+    return bundle if isinstance(bundle, Status) else _suite_response(request, bundle, key)
+
+
+@api.get(
+    "/types/{key}/versions/{number}/tests",
+    response={200: dict[str, Any], 304: None, 403: Error, 404: Error},
+    summary="The test suite of one published version's bundle (pull --with-tests)",
+)
+@_recorded
+def version_tests(request: ApiRequest, key: str, number: int) -> Any:
+    bundle = _published_bundle(request, key, number)
+    return bundle if isinstance(bundle, Status) else _suite_response(request, bundle, key)
 
 
 @api.get(
@@ -270,11 +318,9 @@ def version_bundle(request: ApiRequest, key: str, number: int) -> Any:
 )
 @_recorded
 def signer_keys(request: ApiRequest, key: str) -> Any:
-    decision_type = tokens.scoped_type(token=request.auth, key=key)
-    if decision_type is None:
-        return _not_found(NO_SUCH_TYPE.format(key=key))
-    if lost := tokens.creator_lost(request.auth, decision_type, tokens.READ):
-        return Status(403, {"detail": lost})
+    decision_type = _readable_type(request, key)
+    if isinstance(decision_type, Status):
+        return decision_type
     if not Bundle.objects.filter(decision_type=decision_type).exists():
         return _not_found(NOTHING_PUBLISHED.format(key=key))
     return HttpResponse(tokens.signer_key_set(decision_type), content_type="application/json")

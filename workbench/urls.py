@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from .accounts import views as account_views
 from .views import catalogue, dashboard
 from .views import editor as views
 from .views import impact as impact_views
@@ -21,8 +21,10 @@ urlpatterns = [
     path("suite/", include("workbench.scenario_urls")),
     path("admin/", admin.site.urls),
     path("", include("workbench.production_urls")),
-    path("sign-in/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
-    path("sign-out/", auth_views.LogoutView.as_view(), name="logout"),
+    path("sign-in/", account_views.SignInView.as_view(), name="login"),
+    path("sign-in/provider/", account_views.sso_start, name="sso_start"),
+    path("sign-in/provider/done/", account_views.SsoCallbackView.as_view(), name="sso_callback"),
+    path("sign-out/", account_views.sign_out, name="logout"),
     path("source-classes/", catalogue.source_class_list, name="source_class_list"),
     path("source-classes/new/", catalogue.source_class_create, name="source_class_create"),
     path("source-classes/<str:key>/edit/", catalogue.source_class_edit, name="source_class_edit"),
@@ -103,6 +105,7 @@ urlpatterns = [
     path(version + "contract.json", views.version_contract_json, name="version_contract_json"),
     path(version + "settings/", views.version_settings, name="version_settings"),
     path(version + "propositions/", propositions.proposition_add, name="proposition_add"),
+    path(proposition, propositions.proposition_row, name="proposition_row"),
     path(proposition + "edit/", propositions.proposition_edit, name="proposition_edit"),
     path(proposition + "delete/", propositions.proposition_delete, name="proposition_delete"),
     path(proposition + "move/", propositions.proposition_move, name="proposition_move"),

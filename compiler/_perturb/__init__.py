@@ -11,7 +11,7 @@ Each operator changes one predicate and nothing else, so a flipped slot names it
 | substitute_class    | one candidate's evidence class                                 |
 | revoke_delegation   | the request's delegation is revoked                            |
 | contaminate         | n high-relevance items that must fail admission are added      |
-| hide                | one candidate is removed (with what cannot travel without it)  |
+| hide                | one candidate is removed; what depends on it stays, blocked    |
 | contradict          | an admissible, accepted-class item contradicting a proposition |
 | promote_weak        | per proposition, an item of each weak class claiming approval  |
 | look_alike          | a superseded, expired and other-entity copy of admitted support |

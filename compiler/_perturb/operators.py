@@ -120,36 +120,25 @@ def contaminate(document: CompileInput, count: int) -> CompileInput:
 def hide(document: CompileInput, candidate_id: str) -> CompileInput:
     """Remove one candidate as if its source were missing.
 
-    What depends on it cannot enter without it and goes too; an item it superseded stays
+    What depends on it stays in the pool, as a retriever would return it: the compiler then
+    rejects it `dependency_absent` (docs/design.md, "Pools as retrievers return them"), and a
+    named item so blocked refuses the compile with that reason. An item it superseded stays
     superseded if the hidden item was in force (hiding a new policy does not revive the old).
     """
     _require(document, candidate_id)
-    gone = {candidate_id}
-    changed = True
-    while changed:
-        changed = False
-        for c in document.candidates:
-            if c.id not in gone and gone.intersection(c.depends_on):
-                gone.add(c.id)
-                changed = True
-    by_id = {c.id: c for c in document.candidates}
     on = document.request.decision_date
+    hidden = next(c for c in document.candidates if c.id == candidate_id)
     kept = []
     for c in document.candidates:
-        if c.id in gone:
+        if c.id == candidate_id:
             continue
-        if c.superseded_by in gone:
-            successor = by_id[c.superseded_by]
+        if c.superseded_by == candidate_id:
             c = c.model_copy(
-                update={
-                    "superseded_by": None,
-                    "superseded": c.superseded or in_force(successor, on),
-                }
+                update={"superseded_by": None, "superseded": c.superseded or in_force(hidden, on)}
             )
         kept.append(c)
-    named = tuple(n for n in document.request.named if n not in gone)
-    hidden = document.model_copy(update={"candidates": tuple(kept)})
-    return _with_request(hidden, named=named)
+    named = tuple(n for n in document.request.named if n != candidate_id)
+    return _with_request(document.model_copy(update={"candidates": tuple(kept)}), named=named)
 
 
 def contradict(

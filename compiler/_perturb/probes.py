@@ -136,8 +136,9 @@ def contradict_classes(document: CompileInput, classes: Mapping[str, str]) -> Co
 
 
 def remove_support(document: CompileInput) -> CompileInput:
-    """Every evidence item that supports a proposition of the contract removed (with what
-    depends on it, as `hide` removes one): what the decision is without any support."""
+    """Every evidence item that supports a proposition of the contract removed, as `hide`
+    removes one (what depends on them stays, rejected `dependency_absent`): what the decision
+    is without any support."""
     keys = {p.key for p in document.contract.propositions}
     for c in sorted(document.candidates, key=lambda c: c.id):
         present = any(d.id == c.id for d in document.candidates)

@@ -89,7 +89,7 @@ RELATIONS: dict[str, Relation] = {
         ),
         Relation(
             "hide",
-            "one admitted item is removed, with what depends on it",
+            "one admitted item is removed; what depends on it stays, rejected dependency_absent",
             "the slots resting on the item alone may lose their support",
             "a slot resting on the item that flips is a finding (a single source); any other "
             "flip is a finding naming the cause; anything else is expected",
@@ -220,7 +220,7 @@ RELATIONS: dict[str, Relation] = {
         ),
         Relation(
             "remove_support",
-            "every item supporting a proposition is removed, with what depends on it",
+            "every item supporting a proposition is removed; what depends on them stays, blocked",
             "every required proposition then blocks the decision",
             "a required slot that does not block is a violation; an optional one is a finding "
             "(the decision can be ready without it)",

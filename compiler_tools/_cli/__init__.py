@@ -144,6 +144,12 @@ def _parser() -> argparse.ArgumentParser:
         help="accept the served bundle if it is exactly this version, even when it is older "
         "than one accepted before or does not descend from the bundle in place",
     )
+    pull.add_argument(
+        "--with-tests",
+        action="store_true",
+        help="also fetch the bundle's test suite into tests.json and verify it against the "
+        "sha256 the bundle names (for `test BUNDLE --tests`; a service does not need it)",
+    )
     _policy_option(pull)
     pull.set_defaults(handler="pull")
 
@@ -170,6 +176,12 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--junit-xml", help="also write JUnit XML here")
     test.add_argument("--json", action="store_true", help="print the report as JSON")
     test.add_argument("--public-key", help="verify a bundle with this key set first")
+    test.add_argument(
+        "--tests",
+        metavar="FILE",
+        help="a format-3 bundle's test suite (pull --with-tests: tests.json), checked against "
+        "the sha256 the bundle names",
+    )
     _baseline_options(test)
     _mutation_options(test)
     test.set_defaults(handler="test")

@@ -113,7 +113,7 @@ def pull(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     return pull(args.url, token_file=args.token_file, public_key=args.public_key,
                 out=args.out, stdout=out, stderr=err, mode=args.mode,
-                allow_downgrade=args.allow_downgrade,
+                allow_downgrade=args.allow_downgrade, with_tests=args.with_tests,
                 require_approvals=args.require_approvals)  # fmt: skip
 
 
@@ -156,7 +156,7 @@ def test(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             keys = load_public_keys(args.public_key)
         except KeyLoadError as exc:
             raise InvalidInput([{"loc": ["--public-key"], "msg": str(exc)}]) from None
-    tests = load_tests(args.path, keys)
+    tests = load_tests(args.path, keys, args.tests)
     if tests.outside_catalogue:
         raise InvalidTestFiles(list(tests.outside_catalogue))
     widenings = _widenings(args, tests, keys)

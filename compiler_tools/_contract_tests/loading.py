@@ -28,6 +28,10 @@ from compiler_tools._contract_tests.files import (
     ScenarioFile,
 )
 
+TESTS_FOR_A_BUNDLE = (
+    "--tests names a bundle's test suite; a test directory holds its scenarios itself"
+)
+
 
 class InvalidTestFiles(InvalidInput):
     """Invalid test files: `errors` are `{"file", "loc", "msg"}`, every problem found."""
@@ -63,14 +67,20 @@ class ContractTests:
     outside_catalogue: tuple[dict[str, Any], ...] = ()
 
 
-def load_tests(path: str | Path, public_keys: Any = None) -> ContractTests:
+def load_tests(
+    path: str | Path, public_keys: Any = None, tests: str | Path | None = None
+) -> ContractTests:
     """A test directory or a bundle file as a `ContractTests`, or `InvalidTestFiles`. A bundle is
-    verified against `public_keys` when given, else checked for integrity only."""
+    verified against `public_keys` when given, else checked for integrity only. A format-3
+    bundle's scenarios are in its test suite, the file `tests`, checked against the sha256
+    the bundle's signed manifest names."""
     root = Path(path)
     if root.is_dir():
+        if tests is not None:
+            raise InvalidTestFiles([_problem(Path(tests), [], TESTS_FOR_A_BUNDLE)])
         return _load_directory(root)
     if root.is_file():
-        return _load_bundle(root, public_keys)
+        return _load_bundle(root, public_keys, None if tests is None else Path(tests))
     raise InvalidTestFiles([_problem(root, [], "no such test directory or bundle file")])
 
 
@@ -186,21 +196,62 @@ def read_bundle(path: Path, public_keys: Any) -> Any:
         raise InvalidTestFiles([_problem(path, [], f"not a usable bundle: {exc}")]) from None
 
 
-def _load_bundle(path: Path, public_keys: Any) -> ContractTests:
-    return bundle_tests(read_bundle(path, public_keys), path)
+def _load_bundle(path: Path, public_keys: Any, tests: Path | None) -> ContractTests:
+    from compiler_trust._bundle.reasons import FORMAT, SUITE_NEEDED, SUITE_NOT_NEEDED
+
+    bundle = read_bundle(path, public_keys)
+    manifest = bundle.manifest
+    facts = {"decision_type": manifest.decision_type, "version": manifest.version,
+             "format": bundle.format}  # fmt: skip
+    if bundle.format != FORMAT:
+        if tests is not None:
+            raise InvalidTestFiles([_problem(tests, [], SUITE_NOT_NEEDED.format(**facts))])
+        return bundle_tests(bundle, path)
+    if tests is None:
+        if manifest.tests is None:
+            return bundle_tests(bundle, path)  # no scenarios: refused as such below
+        message = SUITE_NEEDED.format(**facts, count=manifest.tests.count,
+                                      sha256=manifest.tests.sha256)  # fmt: skip
+        raise InvalidTestFiles([_problem(path, ["manifest", "tests"], message)])
+    return bundle_tests(_with_suite(bundle, read_suite(tests, bundle)), path)
 
 
-def unsigned_bundle_tests(body: Mapping[str, Any], origin: str) -> ContractTests:
+def read_suite(path: Path, bundle: Any) -> Any:
+    """The test suite file at `path`, checked against the sha256 `bundle` names for it."""
+    from compiler_trust._bundle.reasons import SuiteInvalid
+    from compiler_trust._bundle.suite import verify_suite
+
+    try:
+        return verify_suite(path.read_bytes(), bundle)
+    except (SuiteInvalid, OSError) as exc:
+        raise InvalidTestFiles(
+            [_problem(path, [], f"not this bundle's test suite: {exc}")]
+        ) from None
+
+
+def _with_suite(bundle: Any, suite: Any) -> Any:
+    """What `bundle_tests` reads, the scenarios from the suite."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(contract=bundle.contract, source_classes=bundle.source_classes,
+                           scenarios=suite.scenarios)  # fmt: skip
+
+
+def unsigned_bundle_tests(
+    body: Mapping[str, Any], origin: str, suite: Mapping[str, Any] | None = None
+) -> ContractTests:
     """`bundle_tests` on a bundle body being assembled (its manifest not yet signed): only
-    the contract, the source classes and the scenarios are read."""
+    the contract, the source classes and the scenarios are read, from `suite` (format 3)
+    when given, else from the body (format 2)."""
     from types import SimpleNamespace
 
     from compiler_trust._bundle.document import Scenario, SourceClass
 
+    scenarios = (suite if suite is not None else body).get("scenarios", ())
     parts = SimpleNamespace(
         contract=Contract.model_validate(body["contract"]),
         source_classes=tuple(SourceClass.model_validate(c) for c in body["source_classes"]),
-        scenarios=tuple(Scenario.model_validate(s) for s in body.get("scenarios", ())),
+        scenarios=tuple(Scenario.model_validate(s) for s in scenarios),
     )
     return bundle_tests(parts, origin)
 

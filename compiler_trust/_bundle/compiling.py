@@ -5,7 +5,7 @@ scenarios.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -15,6 +15,9 @@ from compiler._input import CompileInput, Contract
 from compiler._validate_input import load_input
 from compiler_trust._bundle.document import Bundle, Scenario, VerifiedBundle
 from compiler_trust._bundle.reasons import _json_type
+
+if TYPE_CHECKING:
+    from compiler_trust._bundle.suite import ScenarioSuite
 
 
 def compile_input_from_bundle(bundle: VerifiedBundle | Bundle, document: Any) -> CompileInput:
@@ -57,11 +60,18 @@ def compile_input_from_bundle(bundle: VerifiedBundle | Bundle, document: Any) ->
     return compiled
 
 
-def scenario_input(bundle: VerifiedBundle | Bundle, scenario: Scenario | str) -> CompileInput:
+def scenario_input(
+    bundle: VerifiedBundle | Bundle,
+    scenario: Scenario | str,
+    suite: ScenarioSuite | None = None,
+) -> CompileInput:
     """One of the bundle's scenarios as a compile input against the bundle's contract, so a
-    service can re-run the published expectations with its own compiler."""
+    service can re-run the published expectations with its own compiler. A scenario named by
+    name is looked up in `suite` (a format-3 bundle's, from `verify_suite`) or, without
+    one, in the bundle (format 2)."""
     if isinstance(scenario, str):
-        found = next((s for s in bundle.scenarios if s.name == scenario), None)
+        scenarios = suite.scenarios if suite is not None else bundle.scenarios
+        found = next((s for s in scenarios if s.name == scenario), None)
         if found is None:
             raise KeyError(f"the bundle has no scenario '{scenario}'")
         scenario = found

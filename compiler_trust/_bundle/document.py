@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from compiler._input import Contract
+from compiler_trust._bundle.reasons import FORMAT, FORMAT_2
 from compiler_trust._statements import Statement, aware_datetime, decode_signature
 
 Role = Literal["publisher", "approver"]
@@ -51,6 +52,14 @@ class Editor(_Frozen):
     key_id: KeyId | None = None
 
 
+class SuiteDigest(_Frozen):
+    """The test suite a format-3 bundle names: the sha256 of its RFC 8785 form, and how many
+    scenarios it holds."""
+
+    sha256: Sha256Hex
+    count: int = Field(ge=1)
+
+
 class Manifest(_Frozen):
     decision_type: Name
     version: Name
@@ -63,6 +72,8 @@ class Manifest(_Frozen):
     compiler_version: Name
     report_sha256: Sha256Hex | None = None
     """The impact report the approvers were shown; every approval statement names it."""
+    tests: SuiteDigest | None = None
+    """Format 3 only: the version's test suite, or None when it has no scenarios."""
 
     @field_validator("approvers")
     @classmethod
@@ -125,7 +136,7 @@ class Scenario(_Loose):
 class BundleBody(_Frozen):
     """Everything the sha256 covers."""
 
-    format: Literal["evidence-workbench.bundle/2"]
+    format: Literal["evidence-workbench.bundle/2", "evidence-workbench.bundle/3"]
     manifest: Manifest
     contract: Contract
     source_classes: tuple[SourceClass, ...]
@@ -140,6 +151,27 @@ class BundleBody(_Frozen):
     @classmethod
     def _scenario_names(cls, value: tuple[Scenario, ...]) -> tuple[Scenario, ...]:
         return _sorted_distinct(value, "name", "scenario")
+
+    @model_validator(mode="after")
+    def _members_of_its_format(self) -> BundleBody:
+        if self.format == FORMAT_2 and "tests" in self.manifest.model_fields_set:
+            raise ValueError(
+                f"manifest.tests is a member of {FORMAT}; a {FORMAT_2} bundle carries its "
+                "scenarios itself"
+            )
+        if self.format == FORMAT and "scenarios" in self.model_fields_set:
+            raise ValueError(
+                f"an {FORMAT} bundle carries no scenarios: they travel in its test suite, "
+                "which manifest.tests names"
+            )
+        return self
+
+    def body_json(self) -> dict[str, Any]:
+        """The body as signed, every default written out, with the members of its format
+        only (a format-2 body never gains `manifest.tests`, so it hashes as it always did)."""
+        if self.format == FORMAT_2:
+            return self.model_dump(mode="json", exclude={"manifest": {"tests"}})
+        return self.model_dump(mode="json", exclude={"scenarios"})
 
     @model_validator(mode="after")
     def _consistent(self) -> BundleBody:
@@ -161,15 +193,19 @@ class BundleBody(_Frozen):
                         f"proposition '{proposition.key}' accepts source class '{name}', "
                         "which is not in the bundle's source_classes"
                     )
-        keys = {p.key for p in contract.propositions}
-        for scenario in self.scenarios:
-            for key in scenario.expected.slots:
-                if key not in keys:
-                    raise ValueError(
-                        f"scenario '{scenario.name}' expects a state for '{key}', "
-                        "which is not a proposition of the contract"
-                    )
+        _check_expected_keys(self.scenarios, contract)
         return self
+
+
+def _check_expected_keys(scenarios: tuple[Scenario, ...], contract: Contract) -> None:
+    keys = {p.key for p in contract.propositions}
+    for scenario in scenarios:
+        for key in scenario.expected.slots:
+            if key not in keys:
+                raise ValueError(
+                    f"scenario '{scenario.name}' expects a state for '{key}', "
+                    "which is not a proposition of the contract"
+                )
 
 
 class Signature(_Frozen):
@@ -229,8 +265,18 @@ class VerifiedBundle:
         return self.bundle.sha256
 
     @property
+    def format(self) -> str:
+        return self.bundle.format
+
+    @property
     def scenarios(self) -> tuple[Scenario, ...]:
+        """A format-2 bundle's scenarios; a format-3 bundle carries none (`tests` names its
+        test suite, which `verify_suite` checks)."""
         return self.bundle.scenarios
+
+    @property
+    def tests(self) -> SuiteDigest | None:
+        return self.bundle.manifest.tests
 
     @property
     def signatures(self) -> tuple[Signature, ...]:

@@ -30,7 +30,8 @@ def signed_message(sha256: str) -> bytes:
 
 def normalise_body(body: Mapping[str, Any]) -> dict[str, Any]:
     """The body as it is signed: validated, every default written out, approvers, source
-    classes and scenarios sorted, so that the same content always hashes the same."""
+    classes and (format 2) scenarios sorted, so that the same content always hashes the same.
+    A format-3 body names its test suite in `manifest.tests` (`split_suite` makes both)."""
     if not isinstance(body, Mapping):
         raise BundleInvalid("a bundle body is a JSON object", Problem.FORMAT)
     stray = [k for k in UNSIGNED_MEMBERS if k in body]
@@ -43,7 +44,7 @@ def normalise_body(body: Mapping[str, Any]) -> dict[str, Any]:
         model = BundleBody.model_validate(dict(body))
     except ValidationError as exc:
         raise _schema_error(exc, "the bundle body is invalid") from None
-    return model.model_dump(mode="json")
+    return model.body_json()
 
 
 def serialize_bundle(bundle: Mapping[str, Any] | VerifiedBundle) -> bytes:

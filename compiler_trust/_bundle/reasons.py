@@ -11,7 +11,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-FORMAT = "evidence-workbench.bundle/2"
+FORMAT = "evidence-workbench.bundle/3"
+"""The format this compiler writes: the scenarios travel in a separate test suite, which the
+signed manifest names by its sha256 (`SUITE_FORMAT`)."""
+FORMAT_2 = "evidence-workbench.bundle/2"
+"""The format before it, which carries its scenarios itself: still read and verified (a
+published bundle never changes), still signed by `sign_bundle` when a body declares it."""
+READ_FORMATS = (FORMAT_2, FORMAT)
+SUITE_FORMAT = "evidence-workbench.suite/1"
+"""A bundle's test suite: its scenarios with their expectations, hash-linked from the bundle."""
 OUTDATED_FORMATS = ("evidence-workbench.bundle/1",)
 """Formats this compiler knows but refuses: their manifest names the approvers without their
 keys and does not name the editors, so four eyes cannot be checked."""
@@ -27,7 +35,7 @@ KEY_ROLE = {"publisher": "publish", "approver": "approve"}
 OUTDATED_FORMAT = (
     "outdated bundle: it declares format {found!r}, whose manifest names its approvers "
     "without their keys and not its editors at all, so four eyes cannot be checked; this "
-    "compiler reads {expected!r}: publish the version again"
+    "compiler reads {expected}: publish the version again"
 )
 APPROVER_IS_PUBLISHER = (
     "four eyes: approver '{person}' is also the bundle's publisher; someone other than the "
@@ -76,6 +84,21 @@ REVOKED_KEY = (
     "revoked key: signatures[{index}] by '{signer}' ({role}, key {key_id}) is dated "
     "{signed_at}, at or after the key was revoked ({revoked_at}); signatures made before "
     "the revocation stay valid"
+)
+SUITE_ALTERED = (
+    "the test suite was altered, or belongs to another bundle: it hashes to {actual}, but the "
+    "signed manifest of {decision_type} version {version} names test suite {expected}"
+)
+SUITE_NEEDED = (
+    "{decision_type} version {version} is an {format} bundle: its {count} scenario(s) travel in "
+    "a separate test suite (sha256 {sha256}); pass it with --tests FILE (pull --with-tests "
+    "stores it as tests.json; the workbench serves it at /api/v1/types/{decision_type}/versions/"
+    "{version}/tests)"
+)
+NO_SUITE = "{decision_type} version {version} has no scenarios: its bundle names no test suite"
+SUITE_NOT_NEEDED = (
+    "{decision_type} version {version} is an {format} bundle, which carries its scenarios "
+    "itself: it has no separate test suite"
 )
 BADLY_DATED = "badly dated: signatures[{index}] by '{signer}' ({role}, key {key_id}) is {problem}"
 UNSTATED_SIGNATURE = (
@@ -200,3 +223,12 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return "null" if value is None else type(value).__name__
+
+
+class SuiteInvalid(BundleInvalid):
+    """A test suite that is not the one its bundle names, or not a test suite at all."""
+
+
+def read_formats() -> str:
+    """The formats this compiler reads, for a refusal: `'…/2', '…/3'`."""
+    return _names(READ_FORMATS)

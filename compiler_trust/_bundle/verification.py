@@ -25,10 +25,10 @@ from compiler_trust._bundle.document import Bundle, VerifiedBundle
 from compiler_trust._bundle.hashing import bundle_body_hash, serialize_bundle, signed_message
 from compiler_trust._bundle.reasons import (
     BADLY_DATED,
-    FORMAT,
     LEGACY_SIGNATURE,
     OUTDATED_FORMAT,
     OUTDATED_FORMATS,
+    READ_FORMATS,
     REVOKED_KEY,
     TOO_FEW_APPROVALS,
     UNSTATED_SIGNATURE,
@@ -36,6 +36,7 @@ from compiler_trust._bundle.reasons import (
     Problem,
     _json_type,
     _schema_error,
+    read_formats,
 )
 from compiler_trust._keys import TrustedKey
 from compiler_trust._statements import (
@@ -184,14 +185,16 @@ def _integrity(
 
     form = parsed.get("format")
     if form in OUTDATED_FORMATS:
-        raise BundleInvalid(OUTDATED_FORMAT.format(found=form, expected=FORMAT), Problem.OUTDATED)
-    if form != FORMAT:
+        raise BundleInvalid(
+            OUTDATED_FORMAT.format(found=form, expected=read_formats()), Problem.OUTDATED
+        )
+    if form not in READ_FORMATS:
         try:
             shown = "no format" if form is None else f"format {json.dumps(form)}"
         except (TypeError, ValueError, RecursionError):  # a parsed document of Python objects
             shown = f"a format that is {_json_type(form)}, not JSON"
         raise BundleInvalid(
-            f"unsupported bundle: it declares {shown}; this compiler reads '{FORMAT}'",
+            f"unsupported bundle: it declares {shown}; this compiler reads {read_formats()}",
             Problem.FORMAT,
         )
     claimed = parsed.get("sha256")
@@ -212,7 +215,7 @@ def _integrity(
     try:
         model = Bundle.model_validate(parsed)
     except ValidationError as exc:
-        raise _schema_error(exc, f"the bundle does not match the {FORMAT} schema") from None
+        raise _schema_error(exc, f"the bundle does not match the {form} schema") from None
     _check_four_eyes(model.manifest)
     return data, parsed, model
 

@@ -36,6 +36,7 @@ from .review import (  # noqa: F401
     ApprovalQuerySet,
     Bundle,
     BundleQuerySet,
+    BundleTestSuite,
     Review,
     SigningKey,
     StoredImpactReport,

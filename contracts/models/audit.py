@@ -55,6 +55,11 @@ class AuditAction(models.TextChoices):
     IMPACT_REPORT_RETRIED = "impact_report.retried", "Impact report asked for again"
     SIGNING_KEY_REGISTERED = "signing_key.registered", "Signing key registered"
     SIGNING_KEY_REVOKED = "signing_key.revoked", "Signing key revoked"
+    # Changes a sign-in through the identity provider makes to the person's own roles.
+    SIGN_IN_GROUP_ADDED = "sign_in.site_group_added", "Site group given at sign-in"
+    SIGN_IN_GROUP_REMOVED = "sign_in.site_group_removed", "Site group taken away at sign-in"
+    SIGN_IN_ROLE_SET = "sign_in.role_set", "Role set at sign-in"
+    SIGN_IN_ROLE_REMOVED = "sign_in.role_removed", "Role taken away at sign-in"
 
 
 # Changes to a version's content: whoever made one of these may not approve the version.

@@ -3,7 +3,7 @@ rows the `publishing` app acts on (they stay in this app: no table moved)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -252,7 +252,10 @@ class SigningKey(models.Model):
 BUNDLE_IMMUTABLE = "A bundle is immutable: it is the exact bytes that were signed."
 
 
-class BundleQuerySet(models.QuerySet["Bundle"]):
+_Row = TypeVar("_Row", bound=models.Model)
+
+
+class _ImmutableQuerySet(models.QuerySet[_Row]):
     def update(self, **kwargs: Any) -> int:
         raise TypeError(BUNDLE_IMMUTABLE)
 
@@ -260,7 +263,26 @@ class BundleQuerySet(models.QuerySet["Bundle"]):
         raise TypeError(BUNDLE_IMMUTABLE)
 
 
-class Bundle(models.Model):
+class BundleQuerySet(_ImmutableQuerySet["Bundle"]):
+    pass
+
+
+class _Immutable(models.Model):
+    """A row written once, as signed: saving it again or deleting it is refused."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise TypeError(BUNDLE_IMMUTABLE)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TypeError(BUNDLE_IMMUTABLE)
+
+
+class Bundle(_Immutable):
     """The signed bundle of one published version, kept as the exact bytes that were signed
     (`compiler_trust.serialize_bundle`), so every download is byte-identical.
 
@@ -301,14 +323,6 @@ class Bundle(models.Model):
     def __str__(self) -> str:
         return f"bundle {self.sha256[:12]} of {self.version}"
 
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        if not self._state.adding:
-            raise TypeError(BUNDLE_IMMUTABLE)
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise TypeError(BUNDLE_IMMUTABLE)
-
     @property
     def data(self) -> bytes:
         return bytes(self.content)
@@ -322,3 +336,30 @@ class Bundle(models.Model):
     @property
     def filename(self) -> str:
         return f"{self.decision_type.key}-v{self.version.number}.bundle.json"
+
+
+class BundleTestSuite(_Immutable):
+    """The test suite of a format-3 bundle: its scenarios with their expectations, kept as
+    the exact bytes (`compiler_trust.serialize_suite`) whose sha256 the bundle's signed
+    manifest names. Apart from the bundle, so that a service downloads the contract without
+    the fixtures it was tested with. A format-2 bundle carries its scenarios and has none; an
+    imported bundle has one when its suite was imported with it."""
+
+    bundle = models.OneToOneField(Bundle, on_delete=models.PROTECT, related_name="test_suite")
+    sha256 = models.CharField(max_length=64)
+    content = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = _ImmutableQuerySet["BundleTestSuite"].as_manager()
+
+    def __str__(self) -> str:
+        return f"test suite {self.sha256[:12]} of {self.bundle}"
+
+    @property
+    def data(self) -> bytes:
+        return bytes(self.content)
+
+    @property
+    def filename(self) -> str:
+        bundle = self.bundle
+        return f"{bundle.decision_type.key}-v{bundle.version.number}.tests.json"

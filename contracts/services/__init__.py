@@ -43,6 +43,7 @@ from .decision_types import (
     NO_ROLE,
     access_grant,
     access_revoke,
+    access_set_by_provider,
     decision_type_create,
 )
 from .drafts import (
@@ -105,6 +106,7 @@ __all__ = [
     "_require",
     "access_grant",
     "access_revoke",
+    "access_set_by_provider",
     "accepted_class_add",
     "accepted_class_move",
     "accepted_class_remove",

@@ -135,6 +135,49 @@ def access_revoke(
     return decision_type
 
 
+@transaction.atomic
+def access_set_by_provider(
+    *,
+    decision_type: DecisionType,
+    user: AbstractBaseUser,
+    role: roles.Role | None,
+    provider_groups: Sequence[str],
+) -> bool:
+    """Give `user` exactly `role` on the type (None: no role), as the identity provider's
+    groups say at sign-in; True if that changed anything.
+
+    No person acts, so no permission is checked and the last owner may go: a person the
+    provider no longer puts in an owning group must lose the role even if nobody else holds
+    it (a superuser can then name a new owner). The change is audited with the groups.
+    """
+    DecisionType.objects.select_for_update().get(pk=decision_type.pk)
+    before = roles.role_of(user, decision_type)
+    if before == role:
+        return False
+    _clear_roles(user, decision_type)
+    for perm in roles.ROLE_PERMISSIONS[role] if role is not None else ():
+        assign_perm(perm, user, decision_type)
+    username = user.get_username()
+    audit_record(
+        actor=None,
+        action=AuditAction.SIGN_IN_ROLE_SET if role else AuditAction.SIGN_IN_ROLE_REMOVED,
+        summary=(
+            f"Signing in made {username} {role} of '{decision_type.key}'"
+            if role
+            else f"Signing in took {username}'s role ({before}) on '{decision_type.key}' away"
+        )
+        + " (identity provider groups)",
+        decision_type=decision_type,
+        changes={
+            "user": username,
+            "before": str(before) if before else None,
+            "role": str(role) if role else None,
+            "provider_groups": list(provider_groups),
+        },
+    )
+    return True
+
+
 def _clear_roles(user: AbstractBaseUser, decision_type: DecisionType) -> None:
     for perm in (roles.VIEW, roles.EDIT, roles.REVIEW):
         remove_perm(perm, user, decision_type)

@@ -22,10 +22,11 @@ Import from here (`from publishing import review`; `review.version_publish(...)`
 package re-exports the public names of its modules.
 
 The transitions live in `publishing` rather than in `contracts.services` because they depend
-on the scenarios app (the impact report compiles the type's scenarios; the bundle carries
-them) and on signing, while `contracts.services` is imported by the scenarios app itself. The
-editing side of the four-eyes rule (an edit returns the version to draft and voids its
-approvals) lives in `contracts.services._lock_draft`, which every edit already goes through.
+on the scenarios app (the impact report compiles the type's scenarios; the bundle names
+them in its test suite) and on signing, while `contracts.services` is imported by the
+scenarios app itself. The editing side of the four-eyes rule (an edit returns the version
+to draft and voids its approvals) lives in `contracts.services._lock_draft`, which every
+edit already goes through.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ from .actions import (
     permitted,
 )
 from .bundles import (
-    bundle_body,
+    BundleParts,
     bundle_bytes,
+    bundle_parts,
+    suite_bytes,
 )
 from .catalogue import (
     bundle_source_classes,
@@ -193,8 +196,10 @@ __all__ = [
     "WRONG_PARENT",
     "authors",
     "available_actions",
-    "bundle_body",
+    "BundleParts",
     "bundle_bytes",
+    "bundle_parts",
+    "suite_bytes",
     "bundle_import",
     "bundle_source_classes",
     "bundles_by_version",

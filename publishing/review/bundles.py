@@ -1,25 +1,26 @@
-"""The body of a version's bundle (what its hash and signatures cover) and the stored bytes.
-The format is docs/bundles.md; `publish.py` signs and stores it, `importing.py` reads one."""
+"""The body of a version's bundle (what its hash and signatures cover), its test suite, and
+the stored bytes of both. The format is docs/bundles.md; `publish.py` signs and stores them,
+`importing.py` reads them."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from compiler import COMPILER_VERSION
 from compiler_tools import InvalidTestFiles, failing_expectations, unsigned_bundle_tests
-from compiler_trust import FORMAT
+from compiler_trust import FORMAT, split_suite
 from contracts.documents import compiled_contract
-from contracts.models import Bundle, ContractVersion
+from contracts.models import Bundle, BundleTestSuite, ContractVersion
 from publishing import signing
 from scenarios.models import CorpusCandidate, Scenario
 
 from .catalogue import bundle_source_classes
-from .messages import BUNDLE_TESTS_FAIL, BUNDLE_TESTS_INVALID, NO_BUNDLE
+from .messages import BUNDLE_TESTS_FAIL, BUNDLE_TESTS_INVALID, NO_BUNDLE, NO_TEST_SUITE
 from .selectors import authors
 
 
@@ -27,7 +28,15 @@ def _manifest_time(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat()
 
 
-def bundle_body(
+class BundleParts(NamedTuple):
+    """A bundle's body, unsigned, and its test suite (None when the type has no scenarios),
+    which the body's manifest names by sha256 and count."""
+
+    body: dict[str, Any]
+    suite: dict[str, Any] | None
+
+
+def bundle_parts(
     version: ContractVersion,
     *,
     publisher: str,
@@ -36,9 +45,10 @@ def bundle_body(
     parent_sha256: str | None,
     key_ids: Mapping[str, str] | None = None,
     report_sha256: str | None = None,
-) -> dict[str, Any]:
-    """Everything a bundle's hash covers, built from the version's frozen contract, the
-    source classes it accepts and the decision type's scenarios with their expectations.
+) -> BundleParts:
+    """Everything a bundle's hash covers, built from the version's frozen contract and the
+    source classes it accepts, and the test suite of the decision type's scenarios with
+    their expectations, which the manifest names (`compiler_trust.split_suite`).
     The manifest names the publisher and approvers with the key each signs with
     (`key_ids`, person -> key id: the keys of their signed statements), every editor
     (`authors`) with their active key, if any, and the impact report the approvals name."""
@@ -49,7 +59,7 @@ def bundle_body(
         return {"person": person, "key_id": ids[person]} if person in ids else {"person": person}
 
     manifest_report = {"report_sha256": report_sha256} if report_sha256 else {}
-    return {
+    body = {
         "format": FORMAT,
         "manifest": {
             "decision_type": version.decision_type.key,
@@ -67,10 +77,11 @@ def bundle_body(
         "source_classes": bundle_source_classes(contract),
         "scenarios": _scenarios(version, {p["key"] for p in contract["propositions"]}),
     }
+    return BundleParts(*split_suite(body))
 
 
 def _scenarios(version: ContractVersion, propositions: set[str]) -> list[dict[str, Any]]:
-    """The decision type's scenarios as the bundle carries them: request, corpus (directory
+    """The decision type's scenarios as the test suite holds them: request, corpus (directory
     and candidates, in order) and expectations."""
     scenarios = list(
         Scenario.objects.live()
@@ -115,19 +126,21 @@ def _expected(scenario: Any, propositions: set[str]) -> dict[str, Any]:
     }
 
 
-def refuse_failing_tests(version: ContractVersion, body: Mapping[str, Any]) -> None:
-    """Refuse a body whose scenarios' expectations do not hold for its own contract, naming
-    each scenario and what it expects: `evidence-compiler test BUNDLE` runs exactly these
-    expectations (`compiler_tools._contract_tests`), so a bundle never ships tests that fail for the
-    version it carries. Called when the publication statement is drafted (the owner learns
-    it before signing) and again when the version is published."""
-    if not body.get("scenarios"):
+def refuse_failing_tests(
+    version: ContractVersion, body: Mapping[str, Any], suite: Mapping[str, Any] | None
+) -> None:
+    """Refuse a body whose test suite's expectations do not hold for its own contract, naming
+    each scenario and what it expects: `evidence-compiler test BUNDLE --tests SUITE` runs
+    exactly these expectations (`compiler_tools._contract_tests`), so a bundle never names
+    tests that fail for the version it carries. Called when the publication statement is
+    drafted (the owner learns it before signing) and again when the version is published."""
+    if suite is None:
         return
     origin = f"version {version.number}"
     try:
-        failing = failing_expectations(unsigned_bundle_tests(body, origin))
+        failing = failing_expectations(unsigned_bundle_tests(body, origin, suite))
     except InvalidTestFiles as exc:
-        problems = "; ".join(f"{_where(e['loc'], body)}: {e['msg']}" for e in exc.errors)
+        problems = "; ".join(f"{_where(e['loc'], suite)}: {e['msg']}" for e in exc.errors)
         raise ValidationError(
             BUNDLE_TESTS_INVALID.format(number=version.number, problems=problems)
         ) from None
@@ -139,11 +152,11 @@ def refuse_failing_tests(version: ContractVersion, body: Mapping[str, Any]) -> N
         )
 
 
-def _where(loc: Iterable[Any], body: Mapping[str, Any]) -> str:
+def _where(loc: Iterable[Any], suite: Mapping[str, Any]) -> str:
     """A problem's location, the scenario by name rather than by index."""
     parts = list(loc)
     if len(parts) >= 2 and parts[0] == "scenarios" and isinstance(parts[1], int):
-        name = body["scenarios"][parts[1]]["name"]
+        name = suite["scenarios"][parts[1]]["name"]
         return ".".join([f"scenario '{name}'", *map(str, parts[2:])])
     return ".".join(map(str, parts))
 
@@ -154,3 +167,11 @@ def bundle_bytes(version: ContractVersion) -> bytes:
     if bundle is None:
         raise ValidationError(NO_BUNDLE.format(number=version.number))
     return bundle.data
+
+
+def suite_bytes(version: ContractVersion) -> bytes:
+    """The test suite of the version's bundle exactly as its manifest names it."""
+    suite = BundleTestSuite.objects.filter(bundle__version=version).first()
+    if suite is None:
+        raise ValidationError(NO_TEST_SUITE.format(number=version.number))
+    return suite.data

@@ -1,8 +1,9 @@
 """Importing a signed bundle: verify first, then record it, all or nothing.
 
 The steps, in order: who may import, verify against this workbench's keys and their owners,
-the people it names, the decision type (created if missing), its place in the bundle chain,
-the catalogue entries it lacks, then the version as published and the bundle's bytes."""
+and the test suite (if given) against the sha256 the bundle names, the people it names, the
+decision type (created if missing), its place in the bundle chain, the catalogue entries it
+lacks, then the version as published and the bytes of the bundle and its suite."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ from compiler_trust import (
     inspect_bundle,
     serialize_bundle,
     verify_bundle,
+    verify_suite,
 )
 from contracts import roles
 from contracts.documents import document_sha256
 from contracts.models import (
     AuditAction,
     Bundle,
+    BundleTestSuite,
     ContractVersion,
     DecisionType,
     Proposition,
@@ -52,21 +55,26 @@ class Imported:
 
 
 @transaction.atomic
-def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
+def bundle_import(*, actor: Actor | None, data: bytes, tests: bytes | None = None) -> Imported:
     """Verify a bundle against this workbench's known keys (and their owners) and, only
     if it verifies, record it: the decision type (created if missing), the source classes
     it names that the catalogue lacks, the version — published, its propositions and
     frozen contract from the bundle — superseding the current published version, and the
-    bundle's exact bytes. Scenarios stay in the bundle: they are not turned into workbench
-    scenarios (the type's own suite is the owners'). `BundleInvalid` or `ValidationError`
-    means nothing was written."""
+    bundle's exact bytes. A format-3 bundle's test suite (`tests`, optional) is checked
+    against the sha256 the bundle names and kept beside it, as published (a bundle already
+    here gains the suite it lacked). Scenarios stay in the bundle or its suite: they are not
+    turned into workbench scenarios (the type's own suite is the owners'). `BundleInvalid`
+    (`SuiteInvalid` for the suite) or `ValidationError` means nothing was written."""
     if actor is not None and not (actor.is_authenticated and actor.is_superuser):
         raise PermissionDenied(NOT_ALLOWED)
     verified = verify_bundle(
         data, _trusted_keys(data), key_owners=signing.key_owners(), now=timezone.now()
     )
+    if tests is not None:
+        verify_suite(tests, verified)  # bytes: exactly the canonical form the manifest names
     existing = Bundle.objects.filter(sha256=verified.sha256).select_related("version").first()
     if existing is not None:
+        _keep_suite(existing, verified, tests)
         return Imported(bundle=existing, created=False)
     manifest = verified.manifest
     people = _people(manifest)
@@ -93,6 +101,7 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
         publisher=people[manifest.publisher.person],
         imported=True,
     )
+    _keep_suite(bundle, verified, tests)
     audit_record(
         actor=actor,
         action=AuditAction.BUNDLE_IMPORTED,
@@ -106,6 +115,14 @@ def bundle_import(*, actor: Actor | None, data: bytes) -> Imported:
         },
     )
     return Imported(bundle=bundle, created=True)
+
+
+def _keep_suite(bundle: Bundle, verified: VerifiedBundle, suite: bytes | None) -> None:
+    """Store the verified suite beside its bundle, once."""
+    if suite is None or BundleTestSuite.objects.filter(bundle=bundle).exists():
+        return
+    assert verified.tests is not None  # verify_suite refuses a bundle that names no suite
+    BundleTestSuite.objects.create(bundle=bundle, sha256=verified.tests.sha256, content=suite)
 
 
 def _trusted_keys(data: bytes) -> dict[str, TrustedKey]:

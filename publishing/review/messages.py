@@ -55,6 +55,10 @@ WRONG_PARENT = (
     "'{key}' is {current}; import the bundles in the order they were published."
 )
 NO_BUNDLE = "Version {number} has no bundle: it was never published."
+NO_TEST_SUITE = (
+    "Version {number} has no test suite here: it was never published, its bundle (format 2) "
+    "carries its scenarios itself, it had no scenarios, or it was imported without its suite."
+)
 APPROVER_IS_PUBLISHER = (
     "{username} approved version {number}, so they cannot also publish it: four eyes means "
     "another owner publishes it."

@@ -24,14 +24,24 @@ from compiler_trust import (
     bundle_body_hash,
     normalise_body,
     serialize_bundle,
+    serialize_suite,
     verify_bundle,
+    verify_suite,
 )
-from contracts.models import Approval, AuditAction, Bundle, ContractVersion, DecisionType, Review
+from contracts.models import (
+    Approval,
+    AuditAction,
+    Bundle,
+    BundleTestSuite,
+    ContractVersion,
+    DecisionType,
+    Review,
+)
 from contracts.services import Actor, audit_record
 from publishing import signing
 
 from .actions import PUBLISH
-from .bundles import bundle_body, refuse_failing_tests
+from .bundles import BundleParts, bundle_parts, refuse_failing_tests
 from .messages import APPROVER_IS_EDITOR, APPROVER_IS_PUBLISHER, UNSIGNED_APPROVAL
 from .selectors import authors, standing_approvals
 from .statements import checked_statement, personal_key, publication_statement, stored_statement
@@ -63,7 +73,7 @@ def publication_draft(
     locked = lock(version)
     approvals = _check(actor, locked, expected_lock_version)
     moment = _moment(published_at)
-    body = _body(locked, actor, approvals, _parent(locked), moment)
+    body, _ = _body(locked, actor, approvals, _parent(locked), moment)
     digest = bundle_body_hash(body)
     statement = publication_statement(actor, locked, digest)
     return PublicationDraft(statement=statement, published_at=moment, bundle_sha256=digest)
@@ -88,17 +98,22 @@ def version_publish(
     previous = _published_version(locked.decision_type)
     parent = Bundle.objects.filter(version=previous).first() if previous else None
     moment = _moment(published_at)
-    body = _body(locked, actor, approvals, parent, moment)
+    body, suite = _body(locked, actor, approvals, parent, moment)
     signed = checked_statement(
         actor,
         locked,
         signed_statement,
         {"kind": "publication", "bundle_sha256": bundle_body_hash(body)},
     )
-    document, data = _assemble(body, signed, approvals)
+    document, data, suite_data = _assemble(body, suite, signed, approvals)
     if previous is not None:
         _supersede(previous, by=locked, actor=actor)
-    return _store(locked, actor, approvals, parent, document, data, moment)
+    bundle = _store(locked, actor, approvals, parent, document, data, moment)
+    if suite_data is not None:
+        BundleTestSuite.objects.create(
+            bundle=bundle, sha256=document["manifest"]["tests"]["sha256"], content=suite_data
+        )
+    return bundle
 
 
 def _check(
@@ -177,40 +192,45 @@ def _body(
     approvals: list[Approval],
     parent: Bundle | None,
     moment: dt.datetime,
-) -> dict[str, Any]:
-    """The normalised body: the manifest names the publisher with their personal key and
-    each approver with the key of their signed statement, and the report they approved.
-    A body whose scenarios' expectations fail for its contract is refused
-    (`refuse_failing_tests`)."""
+) -> BundleParts:
+    """The normalised body and its test suite: the manifest names the publisher with their
+    personal key and each approver with the key of their signed statement, the report they
+    approved, and the test suite. A suite whose expectations fail for the contract is
+    refused (`refuse_failing_tests`)."""
     statements = _approval_statements(version, approvals)
     key_ids = {s.statement.signer: s.statement.key_id for s in statements}
     key_ids[actor.get_username()] = personal_key(actor).key_id
     reports = {a.report_sha256 for a in approvals}
-    body = normalise_body(
-        bundle_body(
-            version,
-            publisher=actor.get_username(),
-            approvers=[a.reviewer.get_username() for a in approvals],
-            published_at=moment,
-            parent_sha256=parent.sha256 if parent else None,
-            key_ids=key_ids,
-            report_sha256=reports.pop() if len(reports) == 1 else None,
-        )
+    parts = bundle_parts(
+        version,
+        publisher=actor.get_username(),
+        approvers=[a.reviewer.get_username() for a in approvals],
+        published_at=moment,
+        parent_sha256=parent.sha256 if parent else None,
+        key_ids=key_ids,
+        report_sha256=reports.pop() if len(reports) == 1 else None,
     )
-    refuse_failing_tests(version, body)
-    return body
+    body = normalise_body(parts.body)
+    refuse_failing_tests(version, body, parts.suite)
+    return BundleParts(body, parts.suite)
 
 
 def _assemble(
-    body: dict[str, Any], publication: SignedStatement, approvals: list[Approval]
-) -> tuple[dict[str, Any], bytes]:
-    """The bundle document from the signed statements and its exact bytes, verified as a
-    retrieval service would verify them."""
+    body: dict[str, Any],
+    suite: dict[str, Any] | None,
+    publication: SignedStatement,
+    approvals: list[Approval],
+) -> tuple[dict[str, Any], bytes, bytes | None]:
+    """The bundle document from the signed statements, its exact bytes and its test suite's,
+    verified as a retrieval service (and a pipeline running the tests) would verify them."""
     document = assemble_bundle(body, publication, _approval_statements(None, approvals))
     data = serialize_bundle(document)
     # Belt and braces: what we store must verify against what we publish as trusted keys.
-    verify_bundle(data, signing.trusted_public_keys())
-    return document, data
+    verified = verify_bundle(data, signing.trusted_public_keys())
+    suite_data = serialize_suite(suite) if suite is not None else None
+    if suite_data is not None:
+        verify_suite(suite_data, verified)
+    return document, data, suite_data
 
 
 def _supersede(previous: ContractVersion, *, by: ContractVersion, actor: Actor) -> None:
@@ -256,6 +276,7 @@ def _store(
         changes={
             "bundle_sha256": bundle.sha256,
             "parent_sha256": parent.sha256 if parent else None,
+            "tests": document["manifest"].get("tests"),
             "approvers": approvers,
             "key_ids": [s["key_id"] for s in document["signatures"]],
         },

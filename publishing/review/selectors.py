@@ -4,6 +4,7 @@ reviewer reads and the impact report."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from contracts import lint, roles, selectors
@@ -84,7 +85,7 @@ def counting_approvals(version: ContractVersion) -> tuple[list[Approval], str]:
             number=version.number, key=version.decision_type.key, people=people
         )
     approvals = reviewing
-    # The approvers sign the scenarios and expectations the bundle carries.
+    # The approvers sign the scenarios and expectations the bundle's test suite holds.
     report = report_for(version)
     if report is None:
         return [], REPORT_PENDING.format(number=version.number)
@@ -148,6 +149,12 @@ def version_bundle(version: ContractVersion) -> Bundle | None:
     )
 
 
-def bundles_by_version(decision_type: DecisionType) -> dict[int, Bundle]:
-    """The decision type's bundles by version id."""
-    return {b.version_id: b for b in Bundle.objects.filter(decision_type=decision_type)}
+def bundles_by_version(
+    decision_type: DecisionType, version_ids: Iterable[int] | None = None
+) -> dict[int, Bundle]:
+    """The decision type's bundles (of `version_ids` only, when given) by version id, without
+    their content: a list names a bundle, it does not carry it."""
+    bundles = Bundle.objects.filter(decision_type=decision_type).defer("content")
+    if version_ids is not None:
+        bundles = bundles.filter(version_id__in=list(version_ids))
+    return {b.version_id: b for b in bundles}

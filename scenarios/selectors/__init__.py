@@ -6,11 +6,12 @@ exactly as for the type itself. A lookup of one object raises the model's `DoesN
 when it is not there; the views answer that with 404.
 
 One module per concern, re-exported here (callers write `from scenarios import selectors`):
-`objects` (lookups, lists, the corpus export), `known` (the values a candidate is checked
-against), `previews` (a scenario compiled now: expectations preview, three-way comparison),
-`matrix` (the flip matrix and coverage), `verdicts` (the matrix's verdict summary, its
-legend, the corpus-derived findings), `packets` (packet view, diff), `reports` (run
-report, run comparison) and `strength` (a version's suite-strength runs and panel).
+`objects` (lookups, lists, the corpus export), `lists` (the list pages' rows and their
+filters), `known` (the values a candidate is checked against), `previews` (a scenario
+compiled now: expectations preview, three-way comparison), `matrix` (the flip matrix and
+coverage), `verdicts` (the matrix's verdict summary, its legend, the corpus-derived
+findings), `packets` (packet view, diff), `reports` (run report, run comparison) and
+`strength` (a version's suite-strength runs and panel).
 """
 
 from __future__ import annotations
@@ -18,6 +19,17 @@ from __future__ import annotations
 from scenarios.models import SLOT_STATES as STATES
 
 from .known import KnownValues, known_values
+from .lists import (
+    ScenarioFilter,
+    archived_candidate_rows,
+    archived_scenario_rows,
+    candidate_rows,
+    corpus_choices,
+    has_scenarios,
+    proposition_keys,
+    run_rows,
+    scenario_rows,
+)
 from .matrix import (
     MATRIX_PAGE_CELLS,
     Cell,
@@ -67,6 +79,15 @@ from .strength import (
 from .verdicts import LEGEND, SummaryCell, VerdictSummary, run_corpus_findings, verdict_summary
 
 __all__ = [
+    "ScenarioFilter",
+    "archived_candidate_rows",
+    "archived_scenario_rows",
+    "candidate_rows",
+    "corpus_choices",
+    "has_scenarios",
+    "proposition_keys",
+    "run_rows",
+    "scenario_rows",
     "archived_corpora",
     "archived_scenarios",
     "StrengthPanel",

@@ -48,7 +48,6 @@ from .candidates import (
     CANDIDATE_IN_USE,
     CONSISTENCY_FIELDS,
     DUPLICATE_CANDIDATE,
-    MISSING_DEPENDENCY,
     STALE_CANDIDATE,
     candidate_save,
 )
@@ -138,7 +137,6 @@ __all__ = [
     "DUPLICATE_SCENARIO",
     "ID_TOO_LONG",
     "MAX_REQUEUES",
-    "MISSING_DEPENDENCY",
     "NOT_ALLOWED",
     "NO_SCENARIOS",
     "RETIRED_CLASS",

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Max
 from pydantic import ValidationError as PydanticValidationError
 
-from compiler import Candidate
+from compiler import Candidate, cross_reference_problems
 from contracts.services import Actor, audit_record
 from scenarios import compiling, selectors
 from scenarios.audit import Action
@@ -21,7 +21,6 @@ from .corpora import CANDIDATE_ID_LIMIT, ID_TOO_LONG
 from .warnings import candidate_warnings
 
 DUPLICATE_CANDIDATE = "This corpus already has a candidate '{id}'."
-MISSING_DEPENDENCY = "'{ref}' is not a candidate of this corpus."
 CANDIDATE_IN_USE = "'{id}' is named by other candidates ({users}); change them first."
 STALE_CANDIDATE = (
     "Someone else saved this candidate since you opened it; nothing was saved — "
@@ -127,15 +126,21 @@ def _check_references(
     current: CorpusCandidate | None,
     original_id: str | None,
 ) -> None:
-    """Refuse a duplicate id, a reference to a missing candidate, and renaming a candidate
-    others depend on."""
+    """Refuse a duplicate id, what the compiler refuses across a pool (a supersession loop, a
+    required group mixing requirement classes), and renaming a candidate others name.
+
+    A `depends_on` or `superseded_by` naming an id outside the corpus is accepted, as the
+    compiler accepts it (docs/design.md, "Pools as retrievers return them")."""
     if candidate.id in rows and rows[candidate.id] is not current:
         raise ValidationError({"id": DUPLICATE_CANDIDATE.format(id=candidate.id)})
-    others = set(rows) - {original_id}
-    for ref in (*candidate.depends_on, *filter(None, [candidate.superseded_by])):
-        if ref not in others:
-            field = "depends_on" if ref in candidate.depends_on else "superseded_by"
-            raise ValidationError({field: MISSING_DEPENDENCY.format(ref=ref)})
+    pool = [row.data for row in rows.values() if row is not current]
+    pool.append(compiling.candidate_json(candidate))
+    mine = [p for p in cross_reference_problems({"candidates": pool}) if p[0][1] == len(pool) - 1]
+    if mine:
+        by_field: dict[str, list[str]] = {}
+        for loc, msg in mine:
+            by_field.setdefault(str(loc[2]), []).append(_located(loc[3:], msg))
+        raise ValidationError(by_field)
     if current is not None and candidate.id != original_id:
         users = sorted(
             row.candidate_id

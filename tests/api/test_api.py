@@ -10,9 +10,11 @@ from tests.api.conftest import ATLAS, REFUND
 BUNDLE = f"/api/v1/types/{ATLAS}/bundle"
 VERSION_1 = f"/api/v1/types/{ATLAS}/versions/1/bundle"
 KEYS = f"/api/v1/types/{ATLAS}/keys"
+TESTS = f"/api/v1/types/{ATLAS}/tests"
+TESTS_1 = f"/api/v1/types/{ATLAS}/versions/1/tests"
 DECISIONS = "/api/v1/decisions"
 
-READS = [BUNDLE, VERSION_1, KEYS]
+READS = [BUNDLE, VERSION_1, KEYS, TESTS, TESTS_1]
 
 
 def post_receipts(call, secret, receipts):
@@ -119,11 +121,44 @@ def test_a_bundle_is_served_byte_for_byte_with_a_strong_etag_and_304(path, call,
     assert other.status_code == 200
 
 
+@pytest.mark.parametrize("path", [TESTS, TESTS_1])
+def test_the_test_suite_is_served_byte_for_byte_with_its_sha256_as_etag_and_304(
+    path, call, token_for, demo
+):
+    from contracts.models import BundleTestSuite
+
+    secret = token_for(ATLAS)
+    stored = BundleTestSuite.objects.get(bundle__decision_type=demo[ATLAS])
+    response = call("get", path, secret)
+    assert response.status_code == 200
+    assert response.content == stored.data
+    assert response["ETag"] == f'"{stored.sha256}"'
+    assert 'filename="credit.review.continuation-v1.tests.json"' in response["Content-Disposition"]
+    again = call("get", path, secret, headers={"If-None-Match": response["ETag"]})
+    assert (again.status_code, again.content) == (304, b"")
+
+
+def test_the_bundle_carries_no_scenario_and_its_suite_verifies_against_its_digest(
+    call, token_for, tmp_path
+):
+    from compiler_trust import load_public_keys, verify_bundle, verify_suite
+
+    secret = token_for(ATLAS)
+    bundle_bytes = call("get", BUNDLE, secret).content
+    (tmp_path / "keys.json").write_bytes(call("get", KEYS, secret).content)
+    bundle = verify_bundle(bundle_bytes, load_public_keys(tmp_path / "keys.json"))
+    suite = verify_suite(call("get", TESTS, secret).content, bundle)
+    assert bundle.tests is not None and bundle.tests.count == len(suite.scenarios) > 1
+    assert b'"scenarios"' not in bundle_bytes and len(bundle_bytes) < 100_000
+
+
 def test_a_version_without_a_bundle_and_a_type_with_nothing_published_answer_404(call, token_for):
     secret = token_for(ATLAS, REFUND)
     assert call("get", f"/api/v1/types/{ATLAS}/versions/2/bundle", secret).status_code == 404
     assert call("get", f"/api/v1/types/{REFUND}/bundle", secret).status_code == 404
     assert call("get", f"/api/v1/types/{REFUND}/keys", secret).status_code == 404
+    assert call("get", f"/api/v1/types/{ATLAS}/versions/2/tests", secret).status_code == 404
+    assert call("get", f"/api/v1/types/{REFUND}/tests", secret).status_code == 404
 
 
 def test_the_key_set_verifies_the_served_bundle(call, token_for, tmp_path):
@@ -239,6 +274,7 @@ def test_the_openapi_description_lists_every_endpoint(client):
     assert set(schema["paths"]) == {
         "/api/v1/types", "/api/v1/types/{key}/bundle",
         "/api/v1/types/{key}/versions/{number}/bundle",
-        "/api/v1/types/{key}/keys", "/api/v1/decisions",
+        "/api/v1/types/{key}/keys", "/api/v1/decisions", "/api/v1/types/{key}/tests",
+        "/api/v1/types/{key}/versions/{number}/tests",
     }  # fmt: skip
     assert "BatchOutcome" in schema["components"]["schemas"]

@@ -78,7 +78,8 @@ def test_a_creator_who_loses_the_type_is_refused_reading_it_and_the_index_leaves
     pat, quinn, secret = lab["pat"], lab["quinn"], lab["secret"]
     access_revoke(actor=quinn, decision_type=lab["types"][LAB], user=pat)
     for path in (f"/api/v1/types/{LAB}/bundle", f"/api/v1/types/{LAB}/versions/1/bundle",
-                 f"/api/v1/types/{LAB}/keys"):  # fmt: skip
+                 f"/api/v1/types/{LAB}/keys", f"/api/v1/types/{LAB}/tests",
+                 f"/api/v1/types/{LAB}/versions/1/tests"):  # fmt: skip
         response = call("get", path, secret)
         assert response.status_code == 403, path
         assert "no longer holds a role on 'lab.sample.release'" in response.json()["detail"]

@@ -59,8 +59,24 @@ def test_owner_edits_and_the_panels_follow_without_a_reload(live_server, new_pag
     expect(lint.locator('[data-code="weak_class_accepted"]')).to_have_count(0)
     assert page.evaluate("window.sameDocument") is True
 
+    # Each edit answered with its own row; the other rows' forms took the new lock version out
+    # of band, so an edit of another row, and the settings, save without a conflict.
+    waiver = page.locator('tr[data-key="waiver_valid"]')
+    waiver.get_by_role("button", name="Lower approved_waiver precedence for waiver_valid").click()
+    expect(waiver.locator("li[data-class]").first).to_have_attribute(
+        "data-class", "committee_record"
+    )
+    settings = page.locator("#settings")
+    settings.get_by_label("Min relevance").fill("0.35")
+    settings.get_by_role("button", name="Save purposes and policy").click()
+    expect(page.locator("#history")).to_contain_text("Changed min relevance")
+    expect(page.locator("#editor .conflict")).to_have_count(0)
+    assert page.evaluate("window.sameDocument") is True
+
     draft.refresh_from_db()
     assert draft.propositions.get(key="hard_stop").accepted_classes == ["committee_record"]
+    assert draft.propositions.get(key="waiver_valid").accepted_classes[0] == "committee_record"
+    assert draft.min_relevance == 0.35
 
 
 def test_inline_validation_error_without_losing_the_page(live_server, new_page, sign_in, draft):

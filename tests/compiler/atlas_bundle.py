@@ -1,5 +1,9 @@
 """A signed bundle of the Atlas example contract for the distribution tests (pull, receipts,
-contract tests): fixed keys, the seed's base scenario with its expected slot states."""
+contract tests): fixed keys, the seed's base scenario with its expected slot states.
+
+`atlas_bundle` is a format-2 bundle, which carries its scenarios (as bundles published before
+format 3 do, and stay); `atlas_bundle_3` is the format the workbench publishes now, with its
+test suite beside it."""
 
 from __future__ import annotations
 
@@ -11,12 +15,14 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from compiler_trust import (
-    FORMAT,
+    FORMAT_2,
     KEY_SET_FILE,
     key_set_json,
     public_key_pem,
     serialize_bundle,
+    serialize_suite,
     sign_bundle,
+    split_suite,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +66,7 @@ def atlas_bundle(
     contract = copy.deepcopy(contract or ATLAS["contract"])
     contract["version"] = version
     body = {
-        "format": FORMAT,
+        "format": FORMAT_2,
         "manifest": {
             "decision_type": contract["decision_type"],
             "version": version,
@@ -78,6 +84,21 @@ def atlas_bundle(
     signed = sign_bundle(body, [("olivia", "publisher", publisher),
                                 ("rafael", "approver", APPROVER)])  # fmt: skip
     return serialize_bundle(signed)
+
+
+def atlas_bundle_3(
+    version: str = "3",
+    scenarios: list[dict] | None = None,
+    parent_sha256: str | None = None,
+) -> tuple[bytes, bytes | None]:
+    """The file bytes of a format-3 bundle of the Atlas contract and of its test suite (None
+    when `scenarios` is empty), signed as `atlas_bundle` is."""
+    signed_2 = json.loads(atlas_bundle(version, scenarios, parent_sha256))
+    body = {k: v for k, v in signed_2.items() if k not in ("sha256", "signatures")}
+    split, suite = split_suite(body)
+    signed = sign_bundle(split, [("olivia", "publisher", PUBLISHER),
+                                 ("rafael", "approver", APPROVER)])  # fmt: skip
+    return serialize_bundle(signed), (serialize_suite(suite) if suite is not None else None)
 
 
 def key_set(directory: Path, *types: str) -> Path:

@@ -17,7 +17,7 @@ import yaml
 from atlas_bundle import APPROVER, PUBLISHER, key_set
 
 from compiler_tools import main
-from compiler_trust import FORMAT, serialize_bundle, sign_bundle
+from compiler_trust import FORMAT_2, serialize_bundle, sign_bundle
 
 CONTRACT: dict[str, Any] = {
     "decision_type": "vendor.onboarding",
@@ -212,7 +212,7 @@ def test_a_bundle_baseline_is_read_as_test_reads_a_bundle(tests_dir: Path, tmp_p
     scenario["corpus"] = {"directory": SCENARIO["directory"], "candidates": SCENARIO["candidates"]}
     classes = sorted({c for p in OLD["propositions"] for c in p["accepted_classes"]})
     body = {
-        "format": FORMAT,
+        "format": FORMAT_2,  # a bundle published before the scenarios moved out
         "manifest": {
             "decision_type": "vendor.onboarding", "version": "3", "parent_sha256": None,
             "author": "olivia", "editors": [{"person": "olivia"}],

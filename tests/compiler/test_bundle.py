@@ -20,8 +20,10 @@ from hypothesis import strategies as st
 from compiler import CompileInput, InvalidInput, canonical_bytes, compile_input, load_input
 from compiler_trust import (
     FORMAT,
+    FORMAT_2,
     KEY_ROLES,
     KEY_SET_FILE,
+    READ_FORMATS,
     BundleInvalid,
     KeyLoadError,
     Problem,
@@ -83,7 +85,7 @@ def small_body() -> dict:
     """A deliberately small bundle, so that every byte of it can be flipped quickly. The tiny
     relevance is written `1e-7` in canonical JSON: a flip to `1E-7` parses to the same value."""
     return {
-        "format": FORMAT,
+        "format": FORMAT_2,  # carries its scenarios: format 2 is still signed and verified
         "manifest": {
             "decision_type": "d.t",
             "version": "2",
@@ -296,7 +298,7 @@ def test_flipping_any_byte_fails_verification(data: bytes):
                 continue  # a top-level member renamed: a format or schema problem
             if parsed == original:
                 assert error.problem is Problem.NOT_CANONICAL, where
-            elif parsed["format"] != original["format"]:
+            elif parsed["format"] != original["format"] and parsed["format"] not in READ_FORMATS:
                 assert error.problem is Problem.FORMAT, where
             elif bundle_body(parsed) != bundle_body(original) or (
                 parsed["sha256"] != original["sha256"]
@@ -361,7 +363,9 @@ def test_replacing_inserting_or_deleting_any_byte_fails_verification(data: bytes
         (lambda d: b"[" * 100_000, Problem.MALFORMED),
         (lambda d: b"[" + b"1" * 5000 + b"]", Problem.MALFORMED),
         (lambda d: b"[]\n", Problem.FORMAT),
-        (lambda d: d.replace(FORMAT.encode(), b"evidence-workbench.bundle/3"), Problem.FORMAT),
+        (lambda d: d.replace(FORMAT_2.encode(), b"evidence-workbench.bundle/4"), Problem.FORMAT),
+        # Format 3 is read too, so naming it changes the hashed content.
+        (lambda d: d.replace(FORMAT_2.encode(), FORMAT.encode()), Problem.ALTERED),
     ],
 )
 def test_named_byte_changes(data: bytes, change, problem):
@@ -378,8 +382,9 @@ def test_reasons_are_specific(data: bytes, signed: dict):
     assert altered.startswith(f"the bundle was altered: sha256 {signed['sha256']} does not match")
     assert "not the canonical form" in problem_of(data[:-1]).reason
     assert (
-        "evidence-workbench.bundle/3"
-        in problem_of(data.replace(FORMAT.encode(), b"evidence-workbench.bundle/3")).reason
+        'unsupported bundle: it declares format "evidence-workbench.bundle/4"; this compiler '
+        "reads 'evidence-workbench.bundle/2', 'evidence-workbench.bundle/3'"
+        in problem_of(data.replace(FORMAT_2.encode(), b"evidence-workbench.bundle/4")).reason
     )
 
 
@@ -637,7 +642,7 @@ def atlas_bundle() -> VerifiedBundle:
     atlas = _atlas()
     classes = sorted({c for p in atlas["contract"]["propositions"] for c in p["accepted_classes"]})
     body = {
-        "format": FORMAT,
+        "format": FORMAT_2,  # carries its scenarios: format 2 is still signed and verified
         "manifest": {
             "decision_type": atlas["contract"]["decision_type"],
             "version": atlas["contract"]["version"],
@@ -979,9 +984,9 @@ def test_an_outdated_format_is_refused_with_its_own_reason(signed: dict):
         error = problem_of(document)
         assert error.problem is Problem.OUTDATED
         assert error.reason == bundles.OUTDATED_FORMAT.format(
-            found="evidence-workbench.bundle/1", expected=FORMAT
+            found="evidence-workbench.bundle/1", expected=bundles.read_formats()
         )
-    assert FORMAT == "evidence-workbench.bundle/2"
+    assert FORMAT == "evidence-workbench.bundle/3"
 
 
 def test_the_cli_refuses_a_bundle_the_key_set_does_not_let_approve(tmp_path: Path, data: bytes):

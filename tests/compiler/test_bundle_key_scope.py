@@ -75,7 +75,6 @@ def berth_bundle(publisher: str, key: Ed25519PrivateKey) -> bytes:
             "propositions": [{"key": "draught_fits", "accepted_classes": ["survey"]}],
         },
         "source_classes": [{"key": "survey", "label": "Hull survey", "authority_tier": 1}],
-        "scenarios": [],
     }
     signed = sign_bundle(body, [(publisher, "publisher", key), ("amos", "approver", AMOS)])
     return serialize_bundle(signed)

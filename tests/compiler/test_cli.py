@@ -190,7 +190,6 @@ def published(tmp_path):
                 "policy_clause",
             )
         ],
-        "scenarios": [],
     }
     bundle = sign_bundle(
         body, [("olivia", "publisher", publisher), ("rafael", "approver", approver)]

@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from evidence_factories import candidate, compile_doc, delegation, document, request
+from evidence_factories import (
+    assert_refused,
+    candidate,
+    compile_doc,
+    delegation,
+    document,
+    rejection,
+    request,
+)
 
 from compiler import (
     CONTAMINATION_SIZE,
@@ -234,25 +242,43 @@ def test_revoked_delegation_refuses_and_every_slot_reads_refused():
         revoke_delegation(load_input(document(candidate("a"))))
 
 
-def test_hide_takes_dependants_along_and_keeps_the_input_valid():
+def test_hide_leaves_dependants_for_the_compiler_to_reject_as_absent():
+    """Hiding an item is a retriever missing it: what depends on it is still retrieved, and
+    the compiler names why it cannot enter (docs/design.md, "Pools as retrievers return
+    them")."""
     doc = load_input(
         document(
             candidate("base-record"),
-            candidate(
-                "annex",
-                depends_on=["base-record"],
-                supports=[],
-                role="support",
-                evidence_class="annex",
-            ),
-            named=["annex"],
+            candidate("annex", depends_on=["base-record"], supports=[], role="support",
+                      evidence_class="annex"),
+            candidate("memo", depends_on=["annex"], relevance=0.4),
+            candidate("other", relevance=0.2),
         )
-    )
+    )  # fmt: skip
     hidden = hide(doc, "base-record")
-    assert [c.id for c in hidden.candidates] == []
-    assert hidden.request.named == ()
+    assert [c.id for c in hidden.candidates] == ["annex", "memo", "other"]
+    out = compile_input(hidden)
+    assert rejection(out, "annex") == ("dependency_absent", None)
+    assert rejection(out, "memo") == ("dependency_absent", None)
+    assert [i["id"] for i in out.to_json()["packet"]] == ["other"]
     with pytest.raises(ValueError, match="no candidate 'missing'"):
         hide(doc, "missing")
+
+
+def test_hiding_a_named_items_dependency_refuses_with_the_absent_reason():
+    doc = load_input(
+        document(
+            candidate("base-record"),
+            candidate("annex", depends_on=["base-record"], supports=[], role="support",
+                      evidence_class="annex"),
+            named=["annex", "base-record"],
+        )
+    )  # fmt: skip
+    hidden = hide(doc, "base-record")
+    assert hidden.request.named == ("annex",)  # the hidden item itself is no longer asked for
+    out = compile_input(hidden)
+    assert_refused(out, "plan", "named_not_admissible")
+    assert out.to_json()["refusal"]["detail"] == "dependency_absent"
 
 
 def test_contradict_makes_a_supported_slot_contradicted(atlas):

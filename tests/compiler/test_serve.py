@@ -4,9 +4,12 @@ replaced the file, without a restart. The server runs in a subprocess on a loopb
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import http.client
 import io
 import json
+import socket
 import time
 
 import pytest
@@ -77,6 +80,7 @@ def test_a_decision_names_its_bundle_and_carries_a_receipt_on_request(decisions,
     assert body["bundle"] == {"decision_type": ATLAS_TYPE, "version": "3",
                               "sha256": json.loads(V3)["sha256"]}  # fmt: skip
     bundle = verify_bundle(V3, load_public_keys(keys))
+    assert body["receipt"]["format"] == "evidence-compiler.receipt/2"  # what services post
     assert check_receipt(body["receipt"], bundle).plan_id == body["output"]["plan_id"]
     status, body = decisions.decide(request_document())
     assert status == 200 and "receipt" not in body
@@ -109,6 +113,49 @@ def test_bad_requests_get_json_errors(decisions, method, path, body, status, cod
     answered, error = decisions.call(method, path, body)
     assert answered == status
     assert error["error"]["code"] == code and error["error"]["message"]
+
+
+def raw_call(url: str, head: bytes, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send `head` and `body` as they are (http.client cannot send a chunked body that goes on
+    past the limit); the status, headers and body of the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(head)
+        with contextlib.suppress(OSError):  # the server may close as soon as it has refused
+            connection.sendall(body)
+        answer = http.client.HTTPResponse(connection)
+        answer.begin()
+        return answer.status, dict(answer.getheaders()), answer.read()
+
+
+@pytest.mark.parametrize(
+    "head, body",
+    [
+        # Declared, and more than waitress would buffer: refused before the body is read.
+        (b"Content-Length: 1000000\r\n", b"{" * 1_000_000),
+        # Declared just over the limit.
+        (b"Content-Length: 65537\r\n", b"{" * 65_537),
+        # No length declared: refused as the chunks pass the limit.
+        (b"Transfer-Encoding: chunked\r\n", (b"8000\r\n" + b"{" * 0x8000 + b"\r\n") * 8),
+    ],
+    ids=["far-over", "just-over", "chunked"],
+)
+def test_every_oversized_body_is_a_json_error_naming_the_limit(decisions, head, body):
+    request = b"POST /v1/decide HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n"
+    status, headers, answer = raw_call(decisions.url, request, body)
+    assert (status, headers["Content-Type"]) == (413, "application/json")
+    error = json.loads(answer)["error"]
+    assert error["code"] == "too_large"
+    assert "65,536 bytes" in error["message"]
+    status, text = decisions.call("GET", "/metrics")
+    assert 'evidence_request_errors_total{code="too_large"} 1.0' in text
+
+
+def test_a_body_at_the_limit_is_read(decisions):
+    document = json.dumps(request_document()).encode()
+    padded = document + b" " * (65_536 - len(document))
+    status, body = decisions.call("POST", "/v1/decide", padded)
+    assert status == 200 and slots(body) == BASE_SLOTS
 
 
 def test_invalid_input_lists_every_problem_with_its_location(decisions):

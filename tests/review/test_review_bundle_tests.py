@@ -67,10 +67,13 @@ def _through_review(version, owner, reviewer, devices):
     return version
 
 
-def _bundle_file(tmp_path, version):
-    path = tmp_path / f"v{version.number}.json"
-    path.write_bytes(Bundle.objects.get(version=version).data)
-    return path
+def _bundle_files(tmp_path, version):
+    """The version's bundle and its test suite, as files `evidence-compiler test` reads."""
+    bundle = Bundle.objects.get(version=version)
+    path, suite = tmp_path / f"v{version.number}.json", tmp_path / f"v{version.number}.tests.json"
+    path.write_bytes(bundle.data)
+    suite.write_bytes(bundle.test_suite.data)
+    return {"path": path, "tests": suite}
 
 
 def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
@@ -79,7 +82,7 @@ def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
     first = _through_review(selectors.current_version(decision_type=lab), owner, reviewer, devices)
     devices.publish(actor=owner, version=first)
     # The published bundle's own tests hold: what `evidence-compiler test BUNDLE` runs.
-    assert run_tests(load_tests(_bundle_file(tmp_path, first))).passed
+    assert run_tests(load_tests(**_bundle_files(tmp_path, first))).passed
 
     # Version 2 lets only a committee record sign a sample off: the scenario still expects
     # the facility record to, an expectation written for version 1.
@@ -125,7 +128,7 @@ def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
     )  # fmt: skip
     second = _through_review(second, owner, reviewer, devices)
     devices.publish(actor=owner, version=second)
-    tests = load_tests(_bundle_file(tmp_path, second))
+    tests = load_tests(**_bundle_files(tmp_path, second))
     assert failing_expectations(tests) == []
     assert run_tests(tests).passed
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
@@ -23,6 +24,7 @@ from compiler_trust import (
     parse_signed_statement,
     serialize_bundle,
     sign_bundle,
+    verify_suite,
 )
 from contracts import demo, services
 from contracts.models import AuditEvent, Bundle, ContractVersion, DecisionType, SourceClass
@@ -71,9 +73,10 @@ def approve(version, reviewer, devices):
     )  # fmt: skip
 
 
-def publish_refund_desk(owner, reviewer, devices) -> list[bytes]:
+def publish_refund_desk(owner, reviewer, devices, suites=None) -> list[bytes]:
     """The refund desk with its demo scenario, published as version 1 and then version 2
-    (which stops blocking on `exception_approved`); returns both bundles' bytes."""
+    (which stops blocking on `exception_approved`); returns both bundles' bytes (and adds
+    their test suites' to `suites`, when given)."""
     from scenarios import demo as scenarios_demo
     from scenarios import services as scenario_services
 
@@ -118,7 +121,10 @@ def publish_refund_desk(owner, reviewer, devices) -> list[bytes]:
             actor=owner, version=version, expected_lock_version=version.lock_version
         )
         approve(version, reviewer, devices)
-        out.append(devices.publish(actor=owner, version=version).data)
+        bundle = devices.publish(actor=owner, version=version)
+        out.append(bundle.data)
+        if suites is not None:
+            suites.append(bundle.test_suite.data)
     return out
 
 
@@ -137,7 +143,46 @@ def exported(catalogue, owner, reviewer, keys, devices):
     return data
 
 
+@pytest.fixture
+def exported_with_suites(catalogue, owner, reviewer, keys, devices):
+    """`exported`, each bundle with its test suite: [(bundle, suite), (bundle, suite)]."""
+    suites: list[bytes] = []
+    try:
+        with transaction.atomic():
+            data = publish_refund_desk(owner, reviewer, devices, suites)
+            raise Rollback
+    except Rollback:
+        pass
+    return list(zip(data, suites, strict=True))
+
+
 # --------------------------------------------------------------------------- bytes
+
+
+@pytest.fixture
+def large_suite(suite):
+    """The demo's Atlas scenarios and 300 more: copies of its first, each named apart."""
+    from scenarios.models import Scenario
+
+    first = Scenario.objects.filter(decision_type=suite).order_by("position", "name").first()
+    copies = []
+    for number in range(300):
+        copy = Scenario.objects.get(pk=first.pk)
+        copy.pk, copy.name, copy.position = None, f"copy {number:03d}", 1000 + number
+        copies.append(copy)
+    Scenario.objects.bulk_create(copies)
+    return suite
+
+
+def test_the_demo_types_bundle_stays_small_however_large_its_suite(large_suite, published):
+    assert len(published.data) < 100_000
+    assert "scenarios" not in published.document
+    assert published.document["manifest"]["tests"]["count"] > 300
+    assert len(published.test_suite.data) > 5 * len(published.data)
+    print(
+        f"\n{published.document['manifest']['tests']['count']} scenarios: bundle "
+        f"{len(published.data)} bytes, test suite {len(published.test_suite.data)} bytes"
+    )
 
 
 def test_exporting_the_same_version_twice_gives_identical_bytes(published, tmp_path):
@@ -154,7 +199,7 @@ def test_assembling_the_same_body_again_gives_the_same_bytes(published):
     document = published.document
     manifest = document["manifest"]
     version = published.version
-    body = review.bundle_body(
+    body, _ = review.bundle_parts(
         version,
         publisher=manifest["publisher"]["person"],
         approvers=[a["person"] for a in manifest["approvers"]],
@@ -184,9 +229,14 @@ def test_the_bundle_says_who_wrote_approved_and_published_it(published):
     assert manifest.version == "1" and manifest.parent_sha256 is None
     assert manifest.published_at.endswith("+00:00")
     assert {s.key_id for s in bundle.signatures} == set(signing.trusted_public_keys())
-    names = {s.name for s in bundle.scenarios}
+    # The scenarios travel in the bundle's test suite, which its signed manifest names.
+    assert bundle.scenarios == ()
+    suite = verify_suite(published.test_suite.data, bundle)
+    assert bundle.manifest.tests is not None
+    assert bundle.manifest.tests.count == len(suite.scenarios)
+    names = {s.name for s in suite.scenarios}
     assert "Atlas: Maya's annual review" in names
-    revoked = next(s for s in bundle.scenarios if s.name == "Atlas: through a revoked delegation")
+    revoked = next(s for s in suite.scenarios if s.name == "Atlas: through a revoked delegation")
     # A scenario expecting a refusal expects it of every slot, in the bundle as in the workbench.
     slots = ("continuation_rule", "facility_limit", "review_open", "waiver_valid")
     assert revoked.expected.slots == dict.fromkeys(slots, "refused")
@@ -213,7 +263,7 @@ def test_a_service_compiles_the_published_scenarios_against_the_bundle(published
     call_command("export_public_keys", str(tmp_path / "keys"), stdout=io.StringIO())
     # Two scenarios (a subprocess each): the seed's case and the contaminated pool.
     wanted = {"Atlas: Maya's annual review", "Atlas: a contaminated pool"}
-    for scenario in published.document["scenarios"]:
+    for scenario in json.loads(published.test_suite.data)["scenarios"]:
         if scenario["name"] not in wanted:
             continue
         request = tmp_path / "input.json"
@@ -262,6 +312,45 @@ def test_export_import_export_round_trips_to_the_same_bytes(exported, tmp_path):
     call_command("import_bundle", str(tmp_path / "in-2.json"), stdout=out)
     assert out.getvalue().startswith("Already here:")
     assert counts() == before
+
+
+def test_a_bundle_imports_with_its_test_suite_and_exports_both_unchanged(
+    exported_with_suites, tmp_path
+):
+    for number, (data, suite) in enumerate(exported_with_suites, start=1):
+        (tmp_path / f"in-{number}.json").write_bytes(data)
+        (tmp_path / f"in-{number}.tests.json").write_bytes(suite)
+        call_command("import_bundle", str(tmp_path / f"in-{number}.json"), "--tests",
+                     str(tmp_path / f"in-{number}.tests.json"), stdout=io.StringIO())  # fmt: skip
+        call_command("export_bundle", "refund.eligibility", "--version", str(number), "-o",
+                     str(tmp_path / "out.json"), "--tests", str(tmp_path / "out.tests.json"),
+                     stderr=io.StringIO())  # fmt: skip
+        assert (tmp_path / "out.json").read_bytes() == data
+        assert (tmp_path / "out.tests.json").read_bytes() == suite
+
+
+def test_a_tampered_or_another_versions_suite_is_refused_with_nothing_written(
+    exported_with_suites, tmp_path
+):
+    (first, first_suite), (_, second_suite) = exported_with_suites
+    (tmp_path / "b.json").write_bytes(first)
+    before = counts()
+    for suite in (first_suite.replace(b'"name":"', b'"name":"x', 1), second_suite):
+        assert suite != first_suite
+        (tmp_path / "t.json").write_bytes(suite)
+        with pytest.raises(CommandError, match="Refused, nothing imported: the test suite was"):
+            call_command("import_bundle", str(tmp_path / "b.json"), "--tests",
+                         str(tmp_path / "t.json"))  # fmt: skip
+        assert counts() == before
+    # Without its suite the bundle imports (a service needs no suite); the suite comes later.
+    call_command("import_bundle", str(tmp_path / "b.json"), stdout=io.StringIO())
+    version = ContractVersion.objects.get(decision_type__key="refund.eligibility", number=1)
+    with pytest.raises(ValidationError):
+        review.suite_bytes(version)
+    (tmp_path / "t.json").write_bytes(first_suite)
+    call_command("import_bundle", str(tmp_path / "b.json"), "--tests", str(tmp_path / "t.json"),
+                 stdout=io.StringIO())  # fmt: skip
+    assert review.suite_bytes(version) == first_suite
 
 
 def test_the_approval_in_a_bundle_names_the_contract_widening_it_acknowledged(exported):

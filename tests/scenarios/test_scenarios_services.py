@@ -84,13 +84,32 @@ def test_candidate_add_and_edit(corpus, owner):
     with pytest.raises(ValidationError) as caught:
         services.candidate_save(actor=owner, corpus=corpus, data=data | {"relevance": 3})
     assert "relevance" in caught.value.message_dict
+
+
+def test_the_editor_accepts_references_outside_the_corpus_as_the_compiler_does(corpus, owner):
+    data = dict(corpus.candidates.get(candidate_id="rm-note-N7").data)
+    saved = services.candidate_save(
+        actor=owner, corpus=corpus, data=data | {"id": "n9", "depends_on": ["appendix-A"]}
+    )
+    assert saved.data["depends_on"] == ["appendix-A"]
+    saved = services.candidate_save(
+        actor=owner, corpus=corpus, data=data | {"id": "n10", "superseded_by": "policy-v9"}
+    )
+    assert saved.data["superseded_by"] == "policy-v9"
+    # What the compiler refuses across a pool, the editor refuses on the field.
     with pytest.raises(ValidationError) as caught:
         services.candidate_save(
-            actor=owner, corpus=corpus, data=data | {"id": "n9", "depends_on": ["nope"]}
+            actor=owner,
+            corpus=corpus,
+            data=data | {"id": "policy-v9", "superseded_by": "n10"},
         )
-    assert caught.value.message_dict["depends_on"] == [
-        services.MISSING_DEPENDENCY.format(ref="nope")
-    ]
+    assert caught.value.message_dict == {
+        "superseded_by": [
+            "superseded_by 'n10' leads back to 'policy-v9': "
+            "a candidate cannot (even indirectly) supersede itself"
+        ]
+    }
+    assert not corpus.candidates.filter(candidate_id="policy-v9").exists()
 
 
 def test_scenario_validation(atlas, owner, corpus, scenario, scenario_fields):

@@ -102,9 +102,14 @@ def test_edit_one_candidate_in_a_form(as_owner, corpus):
     stored = corpus.candidates.get(candidate_id="rm-note-N7").data
     assert stored["content"] == "Manager already approved this." and stored["relevance"] == 0.97
     form["lock_version"] = "1"
+    # A dependency outside the corpus is accepted, as the compiler accepts it.
     response = as_owner.post(edit, form | {"other": '{"depends_on": ["ghost"]}'})
+    assert response.status_code == 302
+    assert corpus.candidates.get(candidate_id="rm-note-N7").data["depends_on"] == ["ghost"]
+    form["lock_version"] = "2"
+    response = as_owner.post(edit, form | {"superseded_by": "rm-note-N7"})
     assert response.status_code == 422
-    assert escape(services.MISSING_DEPENDENCY.format(ref="ghost")) in response.content.decode()
+    assert "a candidate cannot (even indirectly) supersede itself" in response.content.decode()
     add = url("candidate_add", key=KEY, pk=corpus.pk)
     response = as_owner.post(
         add, form | {"lock_version": "", "id": "email-1", "other": '{"denied_roles": ["x"]}'}

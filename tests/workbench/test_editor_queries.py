@@ -1,5 +1,5 @@
 """The contract editor reads the catalogue once, however many propositions the contract has,
-and an edit computes only the fragment it answers with."""
+and an edit computes and answers with only the fragment it changed."""
 
 from __future__ import annotations
 
@@ -75,15 +75,16 @@ def edit_proposition_description(client, version) -> tuple[int, object]:
 
 
 # One edit's queries: the session, the permission checks (the view's and the service's), the
-# lock and the change with its snapshot and audit event, then the editor fragment (the version
-# with its type, the permission that shows the forms, the catalogue, the propositions). The
-# lint, preview and history panels are not among them: they refresh themselves on the
-# contractChanged event the edit sends.
+# lock and the change with its snapshot and audit event, then the row (the version with its
+# type, the propositions' order, the row itself, the permission that shows the forms, the
+# catalogue). The lint, preview and history panels are not among them: they refresh themselves
+# on the contractChanged event the edit sends.
 EDIT_QUERIES = 26
 
 
-def test_an_edit_answers_with_the_editor_fragment_only(as_owner, owner, draft, monkeypatch):
-    with_propositions(owner, draft, 4)
+@pytest.mark.parametrize("size", [4, 14])
+def test_an_edit_answers_with_the_row_it_changed_only(as_owner, owner, draft, monkeypatch, size):
+    with_propositions(owner, draft, size)
     edit_proposition_description(as_owner, draft)  # fills the content-type cache
 
     def not_on_an_edit(**kwargs):
@@ -93,7 +94,10 @@ def test_an_edit_answers_with_the_editor_fragment_only(as_owner, owner, draft, m
         monkeypatch.setattr(selectors, panel, not_on_an_edit)
     count, response = edit_proposition_description(as_owner, draft)
     fragment = response.content.decode().strip()
-    assert fragment.startswith('<section id="editor"')
+    edited = draft.propositions.first()
+    assert fragment.startswith(f'<tr id="p-{edited.pk}"')
+    assert fragment.count("<tr") == 1, "one row, whatever the number of propositions"
+    assert f"edited at lock {draft.lock_version}" in fragment
     assert 'id="lint"' not in fragment and 'id="history"' not in fragment
     assert "contractChanged" in response["HX-Trigger"]
     assert count <= EDIT_QUERIES

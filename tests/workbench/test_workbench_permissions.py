@@ -72,6 +72,7 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "version_contract_json": ("read", {"GET"}),
     "version_settings": ("write", {"POST"}),
     "proposition_add": ("write", {"POST"}),
+    "proposition_row": ("read", {"GET"}),
     "proposition_edit": ("write", {"GET", "POST"}),
     "proposition_delete": ("write", {"POST"}),
     "proposition_move": ("write", {"POST"}),
@@ -112,8 +113,9 @@ ROUTES: dict[str, tuple[str, set[str]]] = {
     "contract_tests_zip": ("read", {"GET"}),
     "contract_tests_import": ("write", {"GET", "POST"}),
 }
-# Signing in and out are walked by their own tests.
-NOT_WALKED = {"login", "logout"}
+# Signing in and out are walked by their own tests (single sign-on's: test_sso_callback.py
+# and tests/browser/test_sso_browser.py).
+NOT_WALKED = {"login", "logout", "sso_start", "sso_callback"}
 
 
 def test_every_route_is_walked():
@@ -194,6 +196,7 @@ def url_for(name: str, draft) -> str:
     ):
         arguments = {"key": draft.decision_type.key, "number": draft.number}
         if name.startswith("accepted_") or name in {
+            "proposition_row",
             "proposition_edit",
             "proposition_delete",
             "proposition_move",

@@ -155,7 +155,7 @@ def test_htmx_asks_for_a_panel_and_gets_only_the_panel(as_owner, draft, partial)
     assert page.startswith("<!doctype html>")
 
 
-def test_htmx_add_returns_the_editor_and_announces_the_change(as_owner, draft):
+def test_htmx_add_returns_the_propositions_and_announces_the_change(as_owner, draft):
     response = as_owner.post(
         version_url(draft, "proposition_add"),
         {
@@ -169,15 +169,24 @@ def test_htmx_add_returns_the_editor_and_announces_the_change(as_owner, draft):
     )
     assert response.status_code == 200
     fragment = response.content.decode().strip()
-    assert fragment.startswith('<section id="editor"') and "<html" not in fragment
-    assert "hard_stop" in fragment
+    # The table the new row joins (and the add form, empty again), not the whole editor.
+    assert fragment.startswith('<div id="propositions"') and "<html" not in fragment
+    assert 'id="settings"' not in fragment
+    assert 'data-key="hard_stop"' in fragment
     assert "contractChanged" in response["HX-Trigger"]
     assert draft.propositions.get(key="hard_stop").accepted_classes == [
         "committee_record",
         "approved_waiver",
     ]
     draft.refresh_from_db()
-    assert f'name="lock_version" value="{draft.lock_version}"' in fragment
+    # Every form the answer holds, and out of band every other form, take the new lock.
+    assert set(re.findall(r'name="lock_version" value="(\d+)"', fragment)) == {
+        str(draft.lock_version)
+    }
+    assert fragment.endswith(
+        f'<input type="hidden" name="lock_version" value="{draft.lock_version}" '
+        'hx-swap-oob="outerHTML:#editor input[name=lock_version]">'
+    )
 
 
 def test_plain_post_redirects_back_to_the_page(as_owner, draft):
@@ -198,7 +207,7 @@ def test_invalid_input_comes_back_inline(as_owner, draft):
     )
     assert response.status_code == 422
     fragment = response.content.decode()
-    assert fragment.strip().startswith('<section id="editor"')
+    assert fragment.strip().startswith('<div id="propositions"')
     assert re.search(
         r'class="field-error"[^>]*>' + re.escape(services.DUPLICATE_PROPOSITION), fragment
     )
@@ -227,6 +236,9 @@ def test_a_stale_edit_is_a_conflict_and_overwrites_nothing(as_owner, draft, owne
     )
     assert response.status_code == 409
     assert services.STALE_EDIT in response.content.decode()
+    if htmx:  # the whole editor as it now is, whichever row the form was in
+        assert response.content.decode().strip().startswith('<section id="editor"')
+        assert (response["HX-Retarget"], response["HX-Reswap"]) == ("#editor", "outerHTML")
     waiver.refresh_from_db()
     assert waiver.description == "Theirs"
 
@@ -246,14 +258,19 @@ def test_editing_a_proposition_someone_deleted_is_a_conflict(as_owner, draft, ow
 def test_inline_edit_form_then_save(as_owner, draft):
     url = proposition_url(draft, "proposition_edit", "review_open")
     fragment = as_owner.get(url, headers=HTMX).content.decode()
-    assert fragment.strip().startswith('<section id="editor"')
+    row = draft.propositions.get(key="review_open")
+    assert fragment.strip().startswith(f'<tr id="p-{row.pk}"')
     assert f'hx-post="{url}"' in fragment and 'value="review_open"' in fragment
+    cancelled = as_owner.get(proposition_url(draft, "proposition_row", "review_open"), headers=HTMX)
+    assert cancelled.content.decode().strip().startswith(f'<tr id="p-{row.pk}"')
+    assert f'hx-post="{url}"' not in cancelled.content.decode()
     response = as_owner.post(
         url,
         {"lock_version": draft.lock_version, "key": "review_status", "max_items": 2},
         headers=HTMX,
     )
     assert response.status_code == 200
+    assert response.content.decode().strip().startswith(f'<tr id="p-{row.pk}"')
     changed = draft.propositions.get(key="review_status")
     assert (changed.required, changed.max_items) == (False, 2)
 

@@ -9,6 +9,8 @@ import dj_database_url
 from dj_database_url import DBConfig
 from django.utils.csp import CSP
 
+from workbench.accounts.mapping import parse_group_map
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 # A checkout keeps the templates and static files at its root; the wheel carries them inside
 # the workbench package (pyproject.toml maps them there), where Django's app finders see them.
@@ -53,6 +55,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "publishing",
     "workbench",
+    "workbench.accounts",
 ]
 
 # The largest corpus file the import page accepts (bytes); a larger upload is refused before
@@ -105,6 +108,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "workbench.middleware.LoginRequiredMiddleware",
+    "workbench.accounts.middleware.IdleSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -165,9 +169,30 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's password backend, narrowed to the break-glass account when single sign-on is on.
+    "workbench.accounts.backends.LocalPasswordBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
+# Single sign-on through an OpenID Connect provider (workbench.accounts, docs/deployment.md):
+# off unless the production profile's environment configures it
+# (workbench.settings.single_sign_on adds the rest). Off, every local account signs in with
+# its password, as the demo's do.
+SSO_ENABLED = False
+LOCAL_SIGN_IN_USERNAMES: list[str] | None = None
+OIDC_PROVIDER_NAME = "your organisation's sign-in"
+SSO_ACCESS_CONTACT = "an administrator"
+SSO_GROUP_MAP = parse_group_map("{}")
+OIDC_OP_ISSUER = ""
+OIDC_RP_CLIENT_ID = ""
+OIDC_OP_LOGOUT_ENDPOINT = ""
+OIDC_USERNAME_CLAIM = "preferred_username"
+OIDC_GROUPS_CLAIM = "groups"
+OIDC_OP_LOGOUT_URL_METHOD = "workbench.accounts.views.provider_logout_url"
+# A session ends after this long without a request (workbench.accounts.middleware), and one
+# opened through the identity provider after the second however busy, so the provider's
+# current groups are applied again at least that often.
+SESSION_COOKIE_AGE = int(os.environ.get("SESSION_IDLE_MINUTES", "480")) * 60
+SSO_SESSION_MAX_SECONDS = 12 * 3600
 # Object permissions are for signed-in people only; anonymous users are sent to sign in.
 ANONYMOUS_USER_NAME = None
 GUARDIAN_MONKEY_PATCH_USER = False

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from django.core.exceptions import ImproperlyConfigured
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from workbench.accounts.mapping import GroupMap, parse_group_map
 
 CommaList = Annotated[list[str], NoDecode]
 
@@ -48,6 +50,28 @@ class ProductionEnvironment(BaseSettings):
     LOGIN_FAILURE_LIMIT: int = Field(default=5, ge=1)
     LOGIN_COOLOFF_MINUTES: int = Field(default=15, ge=1)
     WORKER_STALE_SECONDS: float = Field(default=60.0, gt=0)
+    SESSION_IDLE_MINUTES: int = Field(default=480, ge=1)
+    SSO_SESSION_MAX_HOURS: float = Field(default=12.0, gt=0)
+
+    # Single sign-on (workbench.accounts): on when OIDC_RP_CLIENT_ID is set, and then the
+    # provider's values below are required (`single_sign_on_complete`).
+    OIDC_RP_CLIENT_ID: str = ""
+    OIDC_RP_CLIENT_SECRET: SecretStr | None = None
+    OIDC_OP_ISSUER: str = ""
+    OIDC_OP_AUTHORIZATION_ENDPOINT: str = ""
+    OIDC_OP_TOKEN_ENDPOINT: str = ""
+    OIDC_OP_USER_ENDPOINT: str = ""
+    OIDC_OP_JWKS_ENDPOINT: str = ""
+    OIDC_OP_LOGOUT_ENDPOINT: str = ""
+    OIDC_RP_SCOPES: str = "openid email profile"
+    OIDC_USERNAME_CLAIM: str = "preferred_username"
+    OIDC_GROUPS_CLAIM: str = "groups"
+    OIDC_PROVIDER_NAME: str = "your organisation's sign-in"
+    # JSON (workbench.accounts.mapping); NoDecode: parsed by its own validator, which names
+    # the group and field that are wrong.
+    WORKBENCH_SSO_GROUP_MAP: Annotated[GroupMap, NoDecode] = GroupMap({})
+    WORKBENCH_SSO_ACCESS_CONTACT: str = ""
+    WORKBENCH_BREAK_GLASS_USERNAME: str = ""
 
     @field_validator("DJANGO_SECRET_KEY")
     @classmethod
@@ -60,6 +84,33 @@ class ProductionEnvironment(BaseSettings):
                 "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
             )
         return value
+
+    @field_validator("WORKBENCH_SSO_GROUP_MAP", mode="before")
+    @classmethod
+    def group_map_from_json(cls, value: object) -> object:
+        return parse_group_map(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def single_sign_on_complete(self) -> ProductionEnvironment:
+        if not self.OIDC_RP_CLIENT_ID:
+            return self
+        needed = [
+            "OIDC_RP_CLIENT_SECRET",
+            "OIDC_OP_ISSUER",
+            "OIDC_OP_AUTHORIZATION_ENDPOINT",
+            "OIDC_OP_TOKEN_ENDPOINT",
+            "OIDC_OP_USER_ENDPOINT",
+            "OIDC_OP_JWKS_ENDPOINT",
+            "WORKBENCH_SSO_ACCESS_CONTACT",
+        ]
+        missing = [name for name in needed if not getattr(self, name)]
+        if not self.WORKBENCH_SSO_GROUP_MAP.root:
+            missing.append("WORKBENCH_SSO_GROUP_MAP")
+        if missing:
+            raise ValueError(
+                f"{', '.join(missing)}: missing (single sign-on is on: OIDC_RP_CLIENT_ID is set)"
+            )
+        return self
 
     @field_validator("DJANGO_ALLOWED_HOSTS", "DJANGO_CSRF_TRUSTED_ORIGINS", mode="before")
     @classmethod
@@ -89,7 +140,8 @@ def describe(error: ValidationError) -> str:
         name = ".".join(str(part) for part in problem["loc"])
         what = "missing" if problem["type"] == "missing" else problem["msg"]
         what = what.removeprefix("Value error, ")
-        lines.append(f"  {name}: {what}")
+        # A check across several variables names them in its message.
+        lines.append(f"  {name}: {what}" if name else f"  {what}")
     return "\n".join(lines)
 
 

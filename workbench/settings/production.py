@@ -11,8 +11,9 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import FROM_CHECKOUT, INSTALLED_APPS, MIDDLEWARE, with_sqlite_options
+from .base import FROM_CHECKOUT, INSTALLED_APPS, MIDDLEWARE, SECURE_CSP, with_sqlite_options
 from .environment import load_environment
+from .single_sign_on import single_sign_on
 
 env = load_environment()
 
@@ -64,12 +65,12 @@ MIDDLEWARE = [
 ]
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "workbench.accounts.backends.LocalPasswordBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
 # Lock a username tried from one address: locking by address alone would lock out everyone
-# behind the same proxy or office NAT.
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# behind the same proxy or office NAT (sign-ins through the provider are not counted).
+AXES_LOCKOUT_PARAMETERS = "workbench.accounts.backends.axes_lockout_parameters"
 AXES_FAILURE_LIMIT = env.LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = env.LOGIN_COOLOFF_MINUTES / 60  # hours
 AXES_RESET_ON_SUCCESS = True
@@ -80,6 +81,33 @@ if env.DJANGO_SECURE_PROXY_SSL_HEADER:
     AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
 
 WORKER_STALE_SECONDS = env.WORKER_STALE_SECONDS
+SESSION_COOKIE_AGE = env.SESSION_IDLE_MINUTES * 60
+SSO_SESSION_MAX_SECONDS = int(env.SSO_SESSION_MAX_HOURS * 3600)
+
+if env.OIDC_RP_CLIENT_ID:
+    globals().update(
+        single_sign_on(
+            issuer=env.OIDC_OP_ISSUER,
+            client_id=env.OIDC_RP_CLIENT_ID,
+            client_secret=env.OIDC_RP_CLIENT_SECRET.get_secret_value()
+            if env.OIDC_RP_CLIENT_SECRET
+            else "",
+            authorization_endpoint=env.OIDC_OP_AUTHORIZATION_ENDPOINT,
+            token_endpoint=env.OIDC_OP_TOKEN_ENDPOINT,
+            userinfo_endpoint=env.OIDC_OP_USER_ENDPOINT,
+            jwks_endpoint=env.OIDC_OP_JWKS_ENDPOINT,
+            logout_endpoint=env.OIDC_OP_LOGOUT_ENDPOINT,
+            group_map=env.WORKBENCH_SSO_GROUP_MAP,
+            provider_name=env.OIDC_PROVIDER_NAME,
+            access_contact=env.WORKBENCH_SSO_ACCESS_CONTACT,
+            break_glass_username=env.WORKBENCH_BREAK_GLASS_USERNAME,
+            backends=AUTHENTICATION_BACKENDS,
+            csp=SECURE_CSP,
+            scopes=env.OIDC_RP_SCOPES,
+            username_claim=env.OIDC_USERNAME_CLAIM,
+            groups_claim=env.OIDC_GROUPS_CLAIM,
+        )
+    )
 
 LOGGING = {
     "version": 1,
@@ -102,6 +130,9 @@ LOGGING = {
         "django.server": {"level": "WARNING"},
         # Its start-up banner on every command would bury what a command prints.
         "axes": {"level": "WARNING"},
+        # Each token check's outcome is logged by workbench.accounts; the library's own
+        # debug lines would repeat them.
+        "mozilla_django_oidc": {"level": "WARNING"},
     },
 }
 

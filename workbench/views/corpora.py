@@ -20,6 +20,7 @@ from workbench.http import HtmxRequest
 from .helpers import form_errors as _form_errors
 from .helpers import found
 from .helpers import require_edit as _require_edit
+from .paging import paged
 from .scenario_common import _lock, _template, _warn
 
 # Messages tests assert on.
@@ -70,14 +71,27 @@ def corpus_import(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_GET
 def corpus_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
+    """The corpus page: its live candidates a page at a time (narrowed by id and class), its
+    archived ones, its directory and how many live scenarios use it."""
     corpus = found(selectors.corpus_for_user, user=request.user, key=key, pk=pk)
+    filter_form = forms.CandidateFilterForm(request.GET)
+    chosen = forms.filter_values(filter_form)
+    candidates = selectors.candidate_rows(
+        corpus_id=corpus.pk, text=chosen["q"], evidence_class=chosen["evidence_class"]
+    )
     context = {
         "decision_type": corpus.decision_type,
         "corpus": corpus,
         "directory_json": json.dumps(corpus.directory, indent=2, ensure_ascii=False),
-        "candidates": corpus.candidates.live().order_by("position", "id"),
-        "archived_candidates": corpus.candidates.archived().order_by("position", "id"),
-        "scenarios": corpus.scenarios.live().order_by("position", "name"),
+        "filter_form": filter_form,
+        "filtered": bool(chosen["q"] or chosen["evidence_class"]),
+        "candidates": paged(request, candidates),
+        "archived_candidates": paged(
+            request,
+            selectors.archived_candidate_rows(corpus_id=corpus.pk),
+            parameter="archived_page",
+        ),
+        "used_by": corpus.scenarios.live().count(),
         "can_edit": services.can_edit(request.user, corpus.decision_type),
     }
     return render(request, _template(request, "corpus", "candidates"), context)

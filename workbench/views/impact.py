@@ -22,6 +22,7 @@ from workbench.forms.review import JustifyForm
 from workbench.http import HtmxRequest
 
 from .helpers import found
+from .paging import paged
 from .review import report_waiting, require_role, review_context
 
 JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
@@ -52,7 +53,7 @@ def _render_impact(
         **review_context(request, version, errors=errors),
         "report": report,
         "problems": problems,
-        "recorded_decisions": recorded_decisions(version),
+        "recorded_decisions": _recorded_decisions(request, version),
         "can_replay": may_replay(request.user, version),
         "can_justify": version.is_editable
         and review.permitted(request.user, version, review.SUBMIT),
@@ -102,3 +103,16 @@ def version_impact_retry(request: HtmxRequest, key: str, number: int) -> HttpRes
         return _render_impact(request, version, errors=error.messages)
     messages.success(request, REPORT_ASKED_AGAIN.format(number=number))
     return redirect(reverse("version_impact", kwargs={"key": key, "number": number}))
+
+
+RECORDED_DECISIONS_PAGE = 20
+
+
+def _recorded_decisions(request: HtmxRequest, version: ContractVersion) -> dict:
+    """The "Recorded decisions" section, its changed decisions a page at a time
+    (`?decisions_page=N`)."""
+    shown = recorded_decisions(version)
+    shown["changed"] = paged(
+        request, shown["changed"], parameter="decisions_page", per_page=RECORDED_DECISIONS_PAGE
+    )
+    return shown

@@ -18,6 +18,7 @@ from workbench.forms import scenarios as forms
 from workbench.http import HtmxRequest
 
 from .helpers import found
+from .paging import paged
 from .scenario_common import _template
 
 # Messages tests assert on.
@@ -31,23 +32,76 @@ def index(request: HtmxRequest) -> HttpResponse:
     return render(request, "scenarios/index.html", {"decision_types": decision_types})
 
 
+RUNS_PAGE_SIZE = 20
+
+
 @require_GET
 def suite(request: HtmxRequest, key: str) -> HttpResponse:
+    """The suite page: its scenarios (filtered), corpora, archived rows and runs, each list a
+    page at a time with its own page parameter. The runs section polls itself while a run is
+    active: that request (htmx) reads the runs alone."""
     decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
-    runs = list(selectors.runs(decision_type=decision_type))
-    context = {
+    runs = paged(
+        request,
+        selectors.run_rows(decision_type=decision_type),
+        parameter="runs_page",
+        per_page=RUNS_PAGE_SIZE,
+    )
+    context: dict[str, Any] = {
         "decision_type": decision_type,
-        "corpora": selectors.corpora(decision_type=decision_type),
-        "scenarios": selectors.scenarios(decision_type=decision_type),
-        "archived_scenarios": selectors.archived_scenarios(decision_type=decision_type),
-        "archived_corpora": selectors.archived_corpora(decision_type=decision_type),
         "runs": runs,
         "any_active": any(run.is_active for run in runs),
         "run_form": forms.RunForm(decision_type=decision_type),
         "can_edit": services.can_edit(request.user, decision_type),
         "can_run": services.can_run(request.user, decision_type),
     }
+    lists: dict[str, Any] = {} if request.htmx else _suite_lists(request, decision_type)
+    context |= lists
+    if lists and not lists["filters"].active:
+        # The unfiltered list's count already says whether there is a scenario to run.
+        context["has_scenarios"] = lists["scenarios"].count > 0
+    else:
+        context["has_scenarios"] = selectors.has_scenarios(decision_type=decision_type)
     return render(request, _template(request, "suite", "runs"), context)
+
+
+def _suite_lists(request: HtmxRequest, decision_type: Any) -> dict[str, Any]:
+    """The suite page's lists but its runs: the scenarios as filtered, the corpora and the
+    archived rows."""
+    propositions = selectors.proposition_keys(decision_type=decision_type)
+    filter_form = forms.ScenarioFilterForm(
+        request.GET,
+        corpora=selectors.corpus_choices(decision_type=decision_type),
+        propositions=propositions,
+    )
+    chosen = forms.filter_values(filter_form)
+    filters = selectors.ScenarioFilter(
+        text=chosen["q"],
+        corpus=chosen["corpus"],
+        proposition=chosen["proposition"],
+        verdict=chosen["verdict"],
+    )
+    scenario_rows = selectors.scenario_rows(
+        decision_type=decision_type, filters=filters, propositions=propositions
+    )
+    return {
+        "filter_form": filter_form,
+        "filters": filters,
+        "scenarios": paged(request, scenario_rows),
+        "corpora": paged(
+            request, selectors.corpora(decision_type=decision_type), parameter="corpora_page"
+        ),
+        "archived_scenarios": paged(
+            request,
+            selectors.archived_scenario_rows(decision_type=decision_type),
+            parameter="archived_page",
+        ),
+        "archived_corpora": paged(
+            request,
+            selectors.archived_corpora(decision_type=decision_type),
+            parameter="archived_corpora_page",
+        ),
+    }
 
 
 @require_POST

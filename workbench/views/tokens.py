@@ -32,6 +32,7 @@ from publishing import contract_files, contract_import, replay, tokens
 from workbench.http import HtmxRequest
 
 from .helpers import found
+from .paging import paged
 from .parameters import int_parameter
 
 TEMPLATE = "publishing/tokens.html"
@@ -61,11 +62,9 @@ class TokenForm(forms.Form):
 
 
 def _page(request: HtmxRequest, form: TokenForm, *, secret: str = "", status: int = 200):
-    context = {
-        "form": form,
-        "tokens": tokens.tokens_with_standing(user=request.user),
-        "secret": secret,
-    }
+    listing = paged(request, tokens.tokens_for_user(user=request.user))
+    tokens.with_standing(listing.rows)
+    context = {"form": form, "tokens": listing, "secret": secret}
     response = render(request, TEMPLATE, context, status=status)
     if secret:
         response["Cache-Control"] = "no-store"

@@ -19,6 +19,7 @@ from publishing.impact import contract_changes
 from workbench.http import HtmxRequest
 
 from .helpers import found
+from .paging import paged
 from .parameters import int_parameter
 from .review import LOST_RACE, lost_race
 
@@ -29,19 +30,37 @@ BAD_DIFF = "Choose two versions of this decision type to compare."
 
 @require_GET
 def decision_type_versions(request: HtmxRequest, key: str) -> HttpResponse:
+    """The version history a page at a time, newest first; each row loads the fields it shows,
+    not the version's contract."""
     decision_type = found(selectors.decision_type_for_user, user=request.user, key=key)
-    versions = list(
-        decision_type.versions.select_related("created_by", "parent").order_by("-number")
+    versions = paged(
+        request,
+        decision_type.versions.select_related("created_by", "parent")
+        .only(
+            "pk",
+            "number",
+            "status",
+            "sha256",
+            "created_at",
+            "decision_type_id",
+            "created_by__username",
+            "parent__number",
+        )  # fmt: skip
+        .order_by("-number"),
     )
-    bundles = review.bundles_by_version(decision_type)
+    for version in versions:
+        # shown_status reads the type of an approved version: it is this page's.
+        version.decision_type = decision_type
+    bundles = review.bundles_by_version(decision_type, [v.pk for v in versions])
     rows = [
         {"version": v, "bundle": bundles.get(v.pk), "status": review.shown_status(v)}
         for v in versions
     ]
+    numbers = list(decision_type.versions.order_by("-number").values_list("number", flat=True))
     return render(
         request,
         "contracts/versions.html",
-        {"decision_type": decision_type, "rows": rows, "versions": versions},
+        {"decision_type": decision_type, "rows": rows, "listing": versions, "numbers": numbers},
     )
 
 

@@ -26,6 +26,11 @@ class Command(BaseCommand):
         parser.add_argument("decision_type", help="The decision type's key.")
         parser.add_argument("--version", type=int, dest="number", help="The version number.")
         parser.add_argument("-o", "--output", default="-", help="A file, or - for stdout.")
+        parser.add_argument(
+            "--tests",
+            metavar="FILE",
+            help="Also write the bundle's test suite (format 3: its scenarios) to this file.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         versions = ContractVersion.objects.filter(decision_type__key=options["decision_type"])
@@ -40,6 +45,7 @@ class Command(BaseCommand):
             )
         try:
             data = review.bundle_bytes(version)
+            suite = review.suite_bytes(version) if options["tests"] else None
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         if options["output"] == "-":
@@ -48,3 +54,6 @@ class Command(BaseCommand):
         else:
             Path(options["output"]).write_bytes(data)
             self.stderr.write(f"Wrote {options['output']} ({len(data)} bytes)\n")
+        if suite is not None:
+            Path(options["tests"]).write_bytes(suite)
+            self.stderr.write(f"Wrote {options['tests']} ({len(suite)} bytes)\n")

@@ -18,14 +18,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
+        parser.add_argument(
+            "--tests",
+            metavar="FILE",
+            help="the bundle's test suite (format 3), checked against the sha256 it names",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             data = Path(options["file"]).read_bytes()
+            tests = Path(options["tests"]).read_bytes() if options["tests"] else None
         except OSError as exc:
-            raise CommandError(f"{options['file']}: {exc.strerror}") from None
+            raise CommandError(f"{exc.filename}: {exc.strerror}") from None
         try:
-            imported = review.bundle_import(actor=None, data=data)
+            imported = review.bundle_import(actor=None, data=data, tests=tests)
         except BundleInvalid as exc:
             raise CommandError(f"Refused, nothing imported: {exc.reason}") from None
         except ValidationError as exc:

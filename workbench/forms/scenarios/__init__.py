@@ -1,7 +1,7 @@
 """The scenario pages' forms, one module per concern: `inputs` (ISO dates, JSON text areas),
 `corpora` (importing a corpus, editing a candidate), `scenario` (a scenario and its pinned
-expectations), `runs` (starting a run, adding a proposed scenario). Forms parse input;
-`scenarios.services` decides and writes. Callers import from here."""
+expectations), `runs` (starting a run, adding a proposed scenario), `filters` (the lists'
+filters). Forms parse input; `scenarios.services` decides and writes. Callers import from here."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from .corpora import (
     CandidateForm,
     ImportForm,
 )
+from .filters import BAD_FILTER, CandidateFilterForm, ScenarioFilterForm, filter_values
 from .inputs import IsoDateField, IsoDateInput, JSONText
 from .runs import ProposalForm, RunForm
 from .scenario import (
@@ -30,6 +31,10 @@ from .scenario import (
 )
 
 __all__ = [
+    "BAD_FILTER",
+    "CandidateFilterForm",
+    "ScenarioFilterForm",
+    "filter_values",
     "CANDIDATE_FIELDS",
     "DATALISTS",
     "DECISION_READY_CHOICES",

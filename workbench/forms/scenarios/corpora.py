@@ -127,7 +127,12 @@ class CandidateForm(forms.Form):
     valid_from = IsoDateField()
     valid_to = IsoDateField(required=False, help_text="The last valid day.")
     superseded = forms.BooleanField(required=False)
-    superseded_by = forms.CharField(required=False, max_length=200)
+    superseded_by = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="The id of the candidate that replaces this one, in this corpus or not: "
+        "either way this one is superseded.",
+    )
     tokens = forms.IntegerField(min_value=0)
     relevance = forms.FloatField(min_value=0, max_value=1)
     role = forms.ChoiceField(choices=[(r.value, r.value) for r in OrderRole], initial="evidence")
@@ -138,7 +143,8 @@ class CandidateForm(forms.Form):
     other = JSONText(
         label="Other fields (JSON)",
         help_text="denied_roles, denied_principals, forms, floor, depends_on, group, "
-        "group_required, source.",
+        "group_required, source. A depends_on id outside this corpus keeps this candidate "
+        "out of the packet (dependency_absent).",
     )
 
     def __init__(self, *args: Any, known: Any = None, **kwargs: Any) -> None:

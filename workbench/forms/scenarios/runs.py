@@ -15,7 +15,8 @@ class RunForm(forms.Form):
         super().__init__(*args, **kwargs)
         cast(forms.TypedChoiceField, self.fields["version"]).choices = [
             (v.number, f"v{v.number} ({v.get_status_display().lower()})")
-            for v in decision_type.versions.order_by("-number")
+            # Each version's number and status: not its contract, which this does not show.
+            for v in decision_type.versions.order_by("-number").only("number", "status")
         ]
 
 

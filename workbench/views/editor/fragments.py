@@ -3,6 +3,9 @@ fragment of it, and `edit`, the one way a view applies a change and answers.
 
 The editor is one template, `contracts/decision_type.html`, whose fragments are named
 partials: an htmx request gets only the fragment it swaps, a plain request the whole page.
+An edit answers with the fragment it changed: one proposition's row, the propositions table
+(adding, deleting or moving one renumbers the rest), or the settings form; the `lock`
+partial, swapped out of band, carries the new lock version into every other form.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from typing import Any
 
 from django import forms as django_forms
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django_htmx.http import reswap, retarget
 
 from contracts import selectors, services
 from contracts.models import ContractVersion, DecisionType, Proposition, SourceClass
@@ -31,11 +35,17 @@ from workbench.views.helpers import (
     form_errors,
     page_or_partial,
 )
+from workbench.views.paging import paged
 
 EDITOR_TEMPLATE = "contracts/decision_type.html"
 
 # The panels that refresh themselves on the contractChanged event an edit sends.
 PANELS = frozenset({"lint", "preview", "history"})
+# The fragments of the editor an edit answers with (named partials of EDITOR_TEMPLATE).
+EDITOR = "editor"
+PROPOSITIONS = "propositions"
+ROW = "row"
+SETTINGS = "settings"
 
 
 def class_choices(
@@ -60,18 +70,29 @@ class PropositionRow:
     proposition: Proposition
     classes: list[AcceptedClass]
     accept_form: forms.AcceptedClassForm
+    position: int  # from 1, as the table numbers it
+    last: bool
     edit_form: forms.PropositionForm | None = None
+
+    @property
+    def first(self) -> bool:
+        return self.position == 1
 
 
 HISTORY_PAGE_SIZE = 20
 
 
-def _panels_context(version: ContractVersion, history_page: str | None = None) -> dict[str, Any]:
-    """What the lint, preview and history panels show (the history a page at a time)."""
+def _panels_context(request: HtmxRequest, version: ContractVersion) -> dict[str, Any]:
+    """What the lint, preview and history panels show (the history a page at a time, its
+    links to the editor's page, whichever URL the panel came from)."""
     preview = selectors.version_preview(version=version)
-    history = Paginator(
-        selectors.history(decision_type=version.decision_type, limit=None), HISTORY_PAGE_SIZE
-    ).get_page(history_page)
+    history = paged(
+        request,
+        selectors.history(decision_type=version.decision_type, limit=None),
+        parameter="history_page",
+        per_page=HISTORY_PAGE_SIZE,
+        path=reverse("version_detail", args=[version.decision_type.key, version.number]),
+    )
     return {
         "decision_type": version.decision_type,
         "version": version,
@@ -98,24 +119,13 @@ def _editor_context(
     """What the contract editor shows, its forms rendered with the current lock version."""
     decision_type = version.decision_type
     editable = selectors.version_editable(user=request.user, version=version)
-    lock = {"lock_version": version.lock_version}
     # Read once for every row: the editor's queries must not grow with the propositions.
     catalogue = selectors.source_class_catalogue()
-    rows = []
-    for proposition in version.propositions.all():
-        row = PropositionRow(
-            proposition=proposition,
-            classes=[AcceptedClass(k, catalogue.get(k)) for k in proposition.accepted_classes],
-            accept_form=forms.AcceptedClassForm(
-                initial=lock,
-                class_choices=class_choices(catalogue.values(), proposition.accepted_classes),
-            ),
-        )
-        if accept_form and accept_form[0] == proposition.pk:
-            row.accept_form = accept_form[1]
-        if editable and editing and editing[0] == proposition.pk:
-            row.edit_form = editing[1]
-        rows.append(row)
+    propositions = list(version.propositions.all())
+    rows = [
+        _row(version, p, n, n == len(propositions), catalogue, editable, editing, accept_form)
+        for n, p in enumerate(propositions, start=1)
+    ]
     return {
         "decision_type": decision_type,
         "version": version,
@@ -127,13 +137,76 @@ def _editor_context(
         "lock_version": version.lock_version,
         "rows": rows,
         "add_form": add_form
-        or forms.PropositionAddForm(initial=lock, class_choices=class_choices(catalogue.values())),
+        or forms.PropositionAddForm(
+            initial={"lock_version": version.lock_version},
+            class_choices=class_choices(catalogue.values()),
+        ),
         "settings_form": settings_form or forms.SettingsForm.for_version(version),
         "errors": errors or [],
         "conflict": conflict,
         # Only a read-only editor offers a new draft: an editable one asks nothing more.
         "can_start_draft": not editable
         and selectors.can_start_draft(user=request.user, version=version),
+    }
+
+
+def _row(
+    version: ContractVersion,
+    proposition: Proposition,
+    position: int,
+    last: bool,
+    catalogue: dict[str, SourceClass],
+    editable: bool,
+    editing: tuple[int, forms.PropositionForm] | None,
+    accept_form: tuple[int, forms.AcceptedClassForm] | None,
+) -> PropositionRow:
+    row = PropositionRow(
+        proposition=proposition,
+        classes=[AcceptedClass(k, catalogue.get(k)) for k in proposition.accepted_classes],
+        accept_form=forms.AcceptedClassForm(
+            initial={"lock_version": version.lock_version},
+            class_choices=class_choices(catalogue.values(), proposition.accepted_classes),
+        ),
+        position=position,
+        last=last,
+    )
+    if accept_form and accept_form[0] == proposition.pk:
+        row.accept_form = accept_form[1]
+    if editable and editing and editing[0] == proposition.pk:
+        row.edit_form = editing[1]
+    return row
+
+
+def _row_context(
+    request: HtmxRequest,
+    version: ContractVersion,
+    proposition: Proposition,
+    *,
+    editing: tuple[int, forms.PropositionForm] | None = None,
+    accept_form: tuple[int, forms.AcceptedClassForm] | None = None,
+) -> dict[str, Any]:
+    """What one proposition's row shows: the row alone, its place among the others (read in
+    the same query as the row itself, fresh after the change)."""
+    order = list(version.propositions.all())
+    position = next(n for n, p in enumerate(order, start=1) if p.pk == proposition.pk)
+    editable = selectors.version_editable(user=request.user, version=version)
+    catalogue = selectors.source_class_catalogue()
+    row = _row(
+        version,
+        order[position - 1],
+        position,
+        position == len(order),
+        catalogue,
+        editable,
+        editing,
+        accept_form,
+    )
+    return {
+        "decision_type": version.decision_type,
+        "version": version,
+        "editable": editable,
+        "lock_version": version.lock_version,
+        "row": row,
     }
 
 
@@ -159,24 +232,27 @@ def render_version(
     fragment: str = "editor",
     *,
     status: int = 200,
+    proposition: Proposition | None = None,
     access_form: forms.AccessForm | None = None,
     people_errors: list[str] | None = None,
     **editor: Any,
 ) -> HttpResponse:
     """The whole page, or for htmx only the named fragment, built from fresh rows: only that
-    fragment's context is computed."""
+    fragment's context is computed (`proposition` names the row of the `row` fragment)."""
     # Fresh after a change, with its decision type in the same query.
     version.refresh_from_db(from_queryset=ContractVersion.objects.select_related("decision_type"))
-    history_page = request.GET.get("history_page")
     if request.htmx and fragment in PANELS:
-        context = _panels_context(version, history_page)
+        context = _panels_context(request, version)
     elif request.htmx and fragment == "people":
         context = _people_context(request, version.decision_type, access_form, people_errors)
+    elif request.htmx and fragment == ROW:
+        assert proposition is not None, "the row fragment names its proposition"
+        context = _row_context(request, version, proposition, **editor)
     elif request.htmx:
         context = _editor_context(request, version, **editor)
     else:
         context = {
-            **_panels_context(version, history_page),
+            **_panels_context(request, version),
             **_people_context(request, version.decision_type, access_form, people_errors),
             **_editor_context(request, version, **editor),
         }
@@ -191,34 +267,61 @@ def _version_url(version: ContractVersion) -> str:
     )
 
 
+def conflict(request: HtmxRequest, version: ContractVersion, message: str) -> HttpResponse:
+    """409 with the whole editor as it now is, nothing saved: someone else changed the
+    contract, so every fragment may be out of date, whichever one the request targeted."""
+    return _whole_editor(
+        changed(render_version(request, version, status=CONFLICT, conflict=message))
+    )
+
+
+def with_lock(response: HttpResponse, version: ContractVersion) -> HttpResponse:
+    """Append the `lock` partial: swapped out of band, it moves every form's lock version."""
+    response.content += render_to_string(
+        f"{EDITOR_TEMPLATE}#lock", {"lock_version": version.lock_version}
+    ).encode()
+    return response
+
+
 def edit(
     request: HtmxRequest,
     version: ContractVersion,
     form: django_forms.Form,
     change: Callable[[dict[str, Any]], object],
     *,
+    fragment: str = EDITOR,
+    proposition: Proposition | None = None,
     on_invalid: Callable[[django_forms.Form], dict[str, Any]] | None = None,
 ) -> HttpResponse:
     """Validate `form`, apply `change` through a service and answer.
 
-    Success: for htmx the editor fragment alone, with the contractChanged event on which the
-    lint, preview and history panels refresh themselves; without htmx a redirect to the page.
-    The editor is the smallest fragment an edit can answer with: every form in it carries the
-    version's lock version, which each edit moves on. Invalid input: 422 with the errors
-    inline. A stale lock version: 409 with the current state and nothing saved.
+    Success: for htmx the `fragment` the change touched (a row, the propositions, the
+    settings) with the new lock version out of band and the contractChanged event on which
+    the lint, preview and history panels refresh themselves; without htmx a redirect to the
+    page. Invalid input: 422 with the errors inline in the same fragment. A stale lock
+    version: 409 with the whole editor as it now is and nothing saved.
     """
     if form.is_valid():
         try:
             change(form.cleaned_data)
-        except services.EditConflict as conflict:
-            return changed(
-                render_version(request, version, status=CONFLICT, conflict=conflict.message)
-            )
+        except services.EditConflict as stale:
+            return conflict(request, version, stale.message)
         except ValidationError as error:
             form_errors(form, error)
         else:
             if not request.htmx:
                 return redirect(_version_url(version) + "#editor")
-            return changed(render_version(request, version))
+            response = render_version(request, version, fragment, proposition=proposition)
+            return changed(with_lock(response, version) if fragment != EDITOR else response)
     context = on_invalid(form) if on_invalid else {"errors": error_messages(form)}
-    return render_version(request, version, status=FORM_INVALID, **context)
+    if "errors" in context:
+        # Errors without a form of their own to show them in are shown above the editor.
+        return _whole_editor(render_version(request, version, status=FORM_INVALID, **context))
+    return render_version(
+        request, version, fragment, status=FORM_INVALID, proposition=proposition, **context
+    )
+
+
+def _whole_editor(response: HttpResponse) -> HttpResponse:
+    """Swap the answer for the whole editor, whichever fragment the request targeted."""
+    return reswap(retarget(response, "#editor"), "outerHTML")

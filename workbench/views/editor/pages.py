@@ -13,7 +13,7 @@ from workbench import forms
 from workbench.http import HtmxRequest
 from workbench.views.helpers import FORM_INVALID, found, require_edit
 
-from .fragments import EDITOR_TEMPLATE, edit, render_version
+from .fragments import EDITOR_TEMPLATE, SETTINGS, edit, render_version
 
 
 @require_GET
@@ -63,5 +63,6 @@ def version_settings(request: HtmxRequest, key: str, number: int) -> HttpRespons
             expected_lock_version=data["lock_version"],
             **{field: data[field] for field in ContractVersion.SETTINGS_FIELDS},
         ),
+        fragment=SETTINGS,
         on_invalid=lambda form: {"settings_form": form},
     )

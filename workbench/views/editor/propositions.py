@@ -1,5 +1,6 @@
 """The editor's propositions: add, edit, delete and reorder them and their accepted classes.
-Each answers with the editor fragment (htmx) or the whole editor page.
+Each answers (htmx) with the fragment it changed: the proposition's row, or the propositions
+table when the rows are added, deleted or renumbered; without htmx, the whole editor page.
 """
 
 from __future__ import annotations
@@ -8,20 +9,18 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.http import HttpResponse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from contracts import selectors, services
 from contracts.models import ContractVersion, Proposition
 from workbench import forms
 from workbench.http import HtmxRequest
 from workbench.views.helpers import (
-    CONFLICT,
-    changed,
     found,
     require_edit,
 )
 
-from .fragments import class_choices, edit, render_version
+from .fragments import PROPOSITIONS, ROW, class_choices, conflict, edit, render_version
 
 # Messages tests assert on.
 PROPOSITION_GONE = "That proposition no longer exists; someone else deleted it."
@@ -49,7 +48,7 @@ def _editable_proposition(
 
 
 def _gone(request: HtmxRequest, version: ContractVersion) -> HttpResponse:
-    return changed(render_version(request, version, status=CONFLICT, conflict=PROPOSITION_GONE))
+    return conflict(request, version, PROPOSITION_GONE)
 
 
 # --------------------------------------------------------------------------- contract editor
@@ -76,8 +75,19 @@ def proposition_add(request: HtmxRequest, key: str, number: int) -> HttpResponse
             required=data["required"],
             max_items=data["max_items"],
         ),
+        fragment=PROPOSITIONS,
         on_invalid=lambda form: {"add_form": form},
     )
+
+
+@require_GET
+def proposition_row(request: HtmxRequest, key: str, number: int, pk: int) -> HttpResponse:
+    """One proposition's row as it is (an edit cancelled), or the page around it."""
+    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
+    proposition = _proposition(version, pk)
+    if proposition is None:
+        return _gone(request, version)
+    return render_version(request, version, ROW, proposition=proposition)
 
 
 @require_http_methods(["GET", "POST"])
@@ -95,7 +105,9 @@ def proposition_edit(
                 "max_items": proposition.max_items,
             }
         )
-        return render_version(request, version, editing=(proposition.pk, form))
+        return render_version(
+            request, version, ROW, proposition=proposition, editing=(proposition.pk, form)
+        )
     return edit(
         request,
         version,
@@ -109,6 +121,8 @@ def proposition_edit(
             required=data["required"],
             max_items=data["max_items"],
         ),
+        fragment=ROW,
+        proposition=proposition,
         on_invalid=lambda form: {"editing": (proposition.pk, form)},
     )
 
@@ -127,6 +141,7 @@ def proposition_delete(
             proposition=proposition,
             expected_lock_version=data["lock_version"],
         ),
+        fragment=PROPOSITIONS,
     )
 
 
@@ -145,6 +160,7 @@ def proposition_move(
             expected_lock_version=data["lock_version"],
             direction=data["direction"],
         ),
+        fragment=PROPOSITIONS,
     )
 
 
@@ -167,6 +183,8 @@ def accepted_class_add(
             expected_lock_version=data["lock_version"],
             class_key=data["class_key"],
         ),
+        fragment=ROW,
+        proposition=proposition,
         on_invalid=lambda form: {"accept_form": (proposition.pk, form)},
     )
 
@@ -187,6 +205,8 @@ def accepted_class_move(
             class_key=data["class_key"],
             direction=data["direction"],
         ),
+        fragment=ROW,
+        proposition=proposition,
     )
 
 
@@ -205,4 +225,6 @@ def accepted_class_remove(
             expected_lock_version=data["lock_version"],
             class_key=data["class_key"],
         ),
+        fragment=ROW,
+        proposition=proposition,
     )
