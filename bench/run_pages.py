@@ -5,11 +5,12 @@
 
 Builds, in a scratch SQLite file, a suite of 10 propositions (`SUITE`) with
 `--scenarios` scenarios, runs it in process, then asks for each page of the run with Django's
-test client as its owner: the run page (the flip matrix's totals and first page of rows), a
-middle page, the lazily loaded rows of the next page, the coverage page and the streamed JSON
-report, in `--repeat` interleaved rounds. Prints bytes, the median and best wall-clock time
-and the median CPU time of this process (the database is SQLite, in process: on a machine
-shared with other work the CPU time is the steadier figure); the target is at most 1 s each.
+test client as its owner: the run page (the flip matrix's totals and first rows), the same
+with every perturbation, the rows from the middle of the run (a plain link's page and the
+lazily loaded rows htmx asks for), the coverage page and the streamed JSON report, in
+`--repeat` interleaved rounds. Prints bytes, the median and best wall-clock time and the
+median CPU time of this process (the database is SQLite, in process: on a machine shared
+with other work the CPU time is the steadier figure); the target is at most 1 s each.
 For the streamed report it prints the time to the first byte as well as the total.
 
 `--database PATH` builds the run into PATH and keeps it; when PATH already holds a run of the
@@ -147,12 +148,15 @@ def main() -> None:
 
     client = Client()
     client.force_login(get_user_model().objects.get(username="load-owner"))
+    from scenarios.runner import POSITION_STRIDE
+
     run = f"/suite/{key}/runs/{run_pk}/"
-    middle = scenarios // 50 // 2 or 1
+    middle = scenarios // 2 * POSITION_STRIDE  # rows begin with scenario i at i * STRIDE
     pages = {
         "run page": run,
-        f"page {middle}": f"{run}?page={middle}",
-        "next rows (htmx)": f"{run}?page=2&partial=rows",
+        "every perturbation": f"{run}?show=all",
+        f"rows after {middle}": f"{run}?show=all&after={middle}",
+        "next rows (htmx)": f"{run}?show=all&after={middle}&partial=rows",
         "coverage": f"{run}coverage/",
         "report.json (streamed)": f"{run}report.json",
     }

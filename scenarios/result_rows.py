@@ -33,6 +33,11 @@ def json_text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+# Result positions a scenario may use: scenario i's rows are at i * POSITION_STRIDE and on,
+# so chunks compiled apart (in any order, by any worker) number their rows as one run would;
+# a scenario gives at most this many rows (the runner refuses more).
+POSITION_STRIDE = 1000
+
 # A result row as `_insert_results` takes it: the model's attnames, with these defaults.
 ROW_DEFAULTS: dict[str, Any] = {
     "perturbation": "",

@@ -186,6 +186,12 @@ class ScenarioResult(models.Model):
         return (self.flips or {}).get("verdicts", [])
 
     @property
+    def violations_and_findings(self) -> list[dict[str, Any]]:
+        """The verdicts a reviewer reads (not the expected ones), violations first."""
+        judged = [v for v in self.judged if v["kind"] != "expected"]
+        return sorted(judged, key=lambda v: v["kind"] != "violation")
+
+    @property
     def flipped_propositions(self) -> set[str]:
         return {f["proposition"] for f in (self.flips or {}).get("slots", [])}
 

@@ -33,6 +33,7 @@ from workers import stopping
 from .audit import Action
 from .models import SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
+    POSITION_STRIDE,
     _corpus_models,
     _scenario_rows,
 )
@@ -51,9 +52,6 @@ def _heartbeat_seconds() -> float:
     return settings.SUITE_RUN_HEARTBEAT_SECONDS
 
 
-# Result positions a scenario may use: scenario i's rows are at i * POSITION_STRIDE and on,
-# so chunks compiled apart (in any order, by any worker) number their rows as one run would.
-POSITION_STRIDE = 1000
 TOO_MANY_COMPILES = "Scenario {name!r} gave {count} compiles; a scenario may give at most {most}."
 
 

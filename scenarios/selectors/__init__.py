@@ -31,12 +31,13 @@ from .lists import (
     scenario_rows,
 )
 from .matrix import (
-    MATRIX_PAGE_SCENARIOS,
+    MATRIX_PAGE_CELLS,
     Cell,
     Matrix,
     MatrixRow,
     coverage_matrix,
     flip_matrix,
+    matrix_page_rows,
     run_propositions,
     run_totals,
 )
@@ -124,7 +125,8 @@ __all__ = [
     "flip_matrix",
     "coverage_matrix",
     "run_totals",
-    "MATRIX_PAGE_SCENARIOS",
+    "MATRIX_PAGE_CELLS",
+    "matrix_page_rows",
     "known_values",
     "packet_view",
     "published_version",

@@ -3,19 +3,19 @@ of slot states it shows."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Subquery
+from django.db.models import Q
 from django.utils.safestring import SafeString
 
-from compiler import PROBE_OPERATORS
+from compiler import FINDING, PROBE_OPERATORS, VIOLATION
 from contracts.documents import contract_document
 from scenarios.expectations import failure_html
 from scenarios.models import SLOT_STATES, ScenarioResult, SuiteRun
+from scenarios.result_rows import POSITION_STRIDE
 from scenarios.run_groups import state_groups
 
 
@@ -35,6 +35,14 @@ class Cell:
         return self.expected is not None
 
     @property
+    def marked(self) -> bool:
+        """Whether the cell says more than its state: flipped, failed, a violation or a
+        finding (most cells of a variant are judged expected, which is no news). Only such
+        cells link to the compile (focused on their proposition); the row's name links to
+        it whole, so a page is not hundreds of links alike."""
+        return self.flipped or self.failed or self.verdict in (VIOLATION, FINDING)
+
+    @property
     def title(self) -> str:
         text = f"{self.proposition}: {self.state}"
         if self.flipped:
@@ -52,6 +60,9 @@ class MatrixRow:
     cells: list[Cell]
     is_base: bool
     other_failures: list[dict[str, Any]] = field(default_factory=list)
+    url: str = ""  # set by the view: the base's packet, or the variant's diff against it
+    # A variant first on its page: its scenario's name is shown with it (the base is above).
+    continued: bool = False
 
     @property
     def flipped(self) -> int:
@@ -75,8 +86,7 @@ class MatrixRow:
     @property
     def verdicts(self) -> list[dict[str, Any]]:
         """The violations and findings of the variant, violations first."""
-        judged = [v for v in self.result.judged if v["kind"] != "expected"]
-        return sorted(judged, key=lambda v: v["kind"] != "violation")
+        return self.result.violations_and_findings
 
 
 @dataclass
@@ -86,16 +96,8 @@ class Matrix:
     rows: list[MatrixRow]
     totals: dict[str, int]
     seen: Counter[tuple[str, str]]
-    page: int = 1  # of the detail rows, MATRIX_PAGE_SCENARIOS scenarios a page
-    pages: int = 1
-
-    @property
-    def next_page(self) -> int | None:
-        return self.page + 1 if self.page < self.pages else None
-
-    @property
-    def previous_page(self) -> int | None:
-        return self.page - 1 if self.page > 1 else None
+    after: int | None = None  # the position the rows follow (None: from the first)
+    next_after: int | None = None  # where the next rows begin (None: these are the last)
 
     @property
     def coverage(self) -> list[dict[str, Any]]:
@@ -114,10 +116,25 @@ def run_propositions(run: SuiteRun) -> list[str]:
     return [p["key"] for p in contract_document(run.version)["propositions"]]
 
 
-# Scenarios (each with its perturbations) per page of the matrix's detail rows: the page
-# of a 10,000-scenario run holds what a 20-scenario one does (docs/scenarios.md). 20
-# scenarios of 10 propositions are about 4,000 cells, 1 MB of HTML.
-MATRIX_PAGE_SCENARIOS = 20
+# About as many cells as a page of the matrix's rows shows: a screenful or two that a person
+# reads, some 25 KB of HTML, whatever the size of the run or the number of propositions
+# (docs/scenarios.md). The next rows come on demand.
+MATRIX_PAGE_CELLS = 300
+MATRIX_PAGE_ROWS = (10, 40)  # the fewest and most rows a page holds
+
+
+def matrix_page_rows(propositions: int) -> int:
+    """The rows a page of the matrix holds for a contract of `propositions` propositions."""
+    fewest, most = MATRIX_PAGE_ROWS
+    return max(fewest, min(most, MATRIX_PAGE_CELLS // max(propositions, 1)))
+
+
+# What a matrix row reads of a result: never its output or input (a base's are tens of
+# kilobytes).
+_ROW_FIELDS = (
+    "scenario_name", "position", "perturbation", "perturbation_args", "result",
+    "slot_states", "flips", "expectation_failures", "verdicts",
+)  # fmt: skip
 
 
 def flip_matrix(
@@ -125,88 +142,100 @@ def flip_matrix(
     run: SuiteRun,
     only_flips: bool = False,
     kinds: Collection[str] | None = None,
-    page: int | None = 1,
-    page_size: int = MATRIX_PAGE_SCENARIOS,
+    after: int | None = None,
+    paged: bool = True,
 ) -> Matrix:
     """Rows are the run's compiles, base first then its perturbations; a fixed number of
-    queries whatever the number of scenarios (the outputs themselves are never loaded).
-    `kinds` keeps, besides the bases, only the variants whose verdict is one of them.
+    queries whatever the number of scenarios. `kinds` keeps, besides the bases, only the
+    variants whose verdict is one of them, and `only_flips` only those that flip a slot: the
+    database picks the rows, so a page reads only the rows it shows.
 
-    `page` (from 1; past the end means the last) holds `page_size` scenarios' rows and the
-    totals are the run's; `page=None` gives every row, with `seen` counting them all."""
+    `paged`: the rows after position `after` (from the first if None), as many as
+    `matrix_page_rows` gives, with `next_after` where the next ones begin, and the run's
+    totals. Otherwise every row, with `seen` counting them all."""
     propositions = run_propositions(run)
-    results = run.results.defer("output_json", "input_json").order_by("position")
-    pages = 1
-    if page is not None:
-        pages = max(1, math.ceil(run.done / page_size))
-        page = min(max(page, 1), pages)
-        results = _page_of(run, results, (page - 1) * page_size, page_size)
+    results = run.results.only(*_ROW_FIELDS).order_by("position")
+    shown = Q()
+    if kinds is not None:
+        shown &= Q(flips__verdict__in=list(kinds))
+    if only_flips:
+        # A variant that flips nothing stores an empty list of flipped slots.
+        shown &= Q(flips__slots__0__isnull=False)
+    if shown:
+        results = results.filter(Q(perturbation="") | shown)
+    size = matrix_page_rows(len(propositions))
+    if paged:
+        start = -1 if after is None else after
+        # Every base is shown and a scenario's rows span at most POSITION_STRIDE positions,
+        # so the page lies within the next `size + 1` strides: a bound that keeps the
+        # database to those rows, whichever plan it picks (one that sorts every row of the
+        # run, chosen on stale statistics, took 0.3 s at 2,000 scenarios on PostgreSQL).
+        results = results.filter(
+            position__gt=start, position__lte=start + (size + 1) * POSITION_STRIDE
+        )
+        results = results[: size + 1]  # one more says whether there are more
     rows: list[MatrixRow] = []
     seen: Counter[tuple[str, str]] = Counter()
     totals = {"scenarios": 0, "perturbations": 0, "failures": 0, "flips": 0, "failing_rows": 0}
     for result in results:
-        states = result.slot_states or {}
-        flipped = result.flipped_propositions
-        failed = {
-            f["key"]: f["expected"]
-            for f in result.expectation_failures
-            if f["what"] == "slot" and "perturbation" not in f
-        }
-        judged = {
-            v["proposition"]: v["kind"] for v in result.judged if v["proposition"] is not None
-        }
-        cells = []
-        # Coverage is what the scenarios exercise: a contract probe's made-up items are not.
-        counted = result.perturbation_args is None or (
-            result.perturbation_args.get("operator") not in PROBE_OPERATORS
-        )
-        for key in propositions:
-            state = states.get(key, "missing")
-            seen[(key, state)] += counted
-            cell = Cell(
-                key, state, flipped=key in flipped, expected=failed.get(key),
-                verdict=judged.get(key, ""),
-            )  # fmt: skip
-            if cell.flipped:
-                cell.base_state = next(
-                    f["base"] for f in result.flips["slots"] if f["proposition"] == key
-                )
-            cells.append(cell)
-        row = MatrixRow(
-            result=result,
-            cells=cells,
-            is_base=result.is_base,
-            other_failures=[
-                f for f in result.expectation_failures if f["what"] != "slot" or "perturbation" in f
-            ],
-        )
-        _count(totals, result.is_base, result.expectation_failures, len(flipped))
-        if only_flips and not row.is_base and not flipped:
-            continue
-        if kinds is not None and not row.is_base and row.verdict not in kinds:
-            continue
-        rows.append(row)
-    if page is not None:
+        rows.append(_row(result, propositions, seen))
+        _count(totals, result.is_base, result.expectation_failures, rows[-1].flipped)
+    next_after = None
+    if paged:
         totals = run_totals(run)
+        if len(rows) > size:
+            rows = rows[:size]
+            next_after = rows[-1].result.position
+        if rows and not rows[0].is_base:
+            rows[0].continued = True
     return Matrix(
         run=run,
         propositions=propositions,
         rows=rows,
         totals=totals,
         seen=seen,
-        page=page or 1,
-        pages=pages,
+        after=after,
+        next_after=next_after,
     )
 
 
-def _page_of(run: SuiteRun, results: Any, offset: int, size: int) -> Any:
-    """The rows of the scenarios `offset` to `offset + size`: from the position of the
-    offset-th base row to just before the next page's first one, in the same query."""
-    bases = run.results.filter(perturbation="").order_by("position").values("position")
-    results = results.filter(position__gte=Subquery(bases[offset : offset + 1]))
-    if offset + size < run.done:
-        results = results.filter(position__lt=Subquery(bases[offset + size : offset + size + 1]))
-    return results
+def _row(
+    result: ScenarioResult, propositions: list[str], seen: Counter[tuple[str, str]]
+) -> MatrixRow:
+    states = result.slot_states or {}
+    flipped = {f["proposition"]: f["base"] for f in (result.flips or {}).get("slots", [])}
+    failed = {
+        f["key"]: f["expected"]
+        for f in result.expectation_failures
+        if f["what"] == "slot" and "perturbation" not in f
+    }
+    judged = {v["proposition"]: v["kind"] for v in result.judged if v["proposition"] is not None}
+    # Coverage is what the scenarios exercise: a contract probe's made-up items are not.
+    counted = result.perturbation_args is None or (
+        result.perturbation_args.get("operator") not in PROBE_OPERATORS
+    )
+    cells = []
+    for key in propositions:
+        state = states.get(key, "missing")
+        seen[(key, state)] += counted
+        cells.append(
+            Cell(
+                key,
+                state,
+                flipped=key in flipped,
+                base_state=flipped.get(key),
+                expected=failed.get(key),
+                verdict=judged.get(key, ""),
+            )  # fmt: skip
+        )
+    return MatrixRow(
+        result=result,
+        cells=cells,
+        is_base=result.is_base,
+        other_failures=[
+            f for f in result.expectation_failures if f["what"] != "slot" or "perturbation" in f
+        ],
+    )
 
 
 def _count(totals: dict[str, int], is_base: bool, failures: list[Any], flipped: int) -> None:

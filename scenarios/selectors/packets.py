@@ -89,6 +89,12 @@ class Diff:
     rejected_removed: list[dict[str, Any]]
     focus: str | None
 
+    @property
+    def verdicts(self) -> list[dict[str, Any]]:
+        """The variant's violations and findings, violations first: the matrix's rows show
+        only their worst verdict, and leave the messages to the diff."""
+        return self.variant.violations_and_findings
+
 
 def base_of(result: ScenarioResult) -> ScenarioResult:
     """The base compile of the scenario this result belongs to."""

@@ -6,7 +6,9 @@ in one piece."""
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
+import re
 import threading
 
 import pytest
@@ -102,15 +104,35 @@ def add_scenarios(decision_type, corpus, owner, count, start=0):
     )
 
 
-def matrix_queries(client, decision_type, run):
+def matrix_queries(client, decision_type, run, headers=None, **parameters):
     url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": run.pk})
     with CaptureQueriesContext(connection) as queries:
-        response = client.get(url, {"show": "all"})  # every row, not only those with verdicts
+        response = client.get(url, parameters, headers=headers)
     assert response.status_code == 200
     return len(queries), response.content.decode()
 
 
-def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, wide):
+def row_count(page):
+    return page.count('<tr class="base"') + page.count('<tr class="variant"')
+
+
+# Every row (`show=all`), the default (bases, violations and findings), flips only, and the
+# next rows as htmx asks for them (from the eighth scenario's, whose expectations fail).
+VIEWS = [
+    {"show": "all"},
+    {},
+    {"flips": "1"},
+    {
+        "show": "all",
+        "after": str(7 * runner.POSITION_STRIDE - 1),
+        "partial": "rows",
+        "headers": {"HX-Request": "true"},
+    },
+]
+
+
+@pytest.mark.parametrize("parameters", VIEWS)
+def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, wide, parameters):
     decision_type, version, corpus = wide
     client.force_login(owner)
     add_scenarios(decision_type, corpus, owner, 10)
@@ -118,16 +140,28 @@ def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, 
     add_scenarios(decision_type, corpus, owner, 40, start=10)
     large = services.run_start(actor=owner, version=version)
     assert large.summary["scenarios"] == 50 and large.summary["failures"] > 0
-    matrix_queries(client, decision_type, small)  # warm the per-process caches
-    small_count, _ = matrix_queries(client, decision_type, small)
-    large_count, page = matrix_queries(client, decision_type, large)
+    matrix_queries(client, decision_type, small, **parameters)  # warm the per-process caches
+    small_count, small_page = matrix_queries(client, decision_type, small, **parameters)
+    large_count, page = matrix_queries(client, decision_type, large, **parameters)
     # 7: the verdict summary reads the run's variants once more (its own query, so that
     # paging the detail rows leaves it whole).
     assert small_count == large_count <= 7
-    rows = page.count('<tr class="base"') + page.count('<tr class="variant"')
-    assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
+    # Ten scenarios give more rows than a page holds: both pages hold a page of rows.
+    rows = selectors.matrix_page_rows(10)
+    assert row_count(small_page) == row_count(page) == rows
     assert page.count('class="cell') == 10 * rows
     assert "expected contradicted" in page and 'class="cell failed' in page
+
+
+def walk(client, url):
+    """Every page of rows, following each page's link to the next."""
+    pages = []
+    while url:
+        page = client.get(url).content.decode()
+        pages.append(page)
+        found = re.search(r'<a href="([^"]+)" rel="next">', page)
+        url = html.unescape(found.group(1)) if found else None
+    return pages
 
 
 def test_a_200_scenario_suite_completes_and_renders(client, owner, wide):
@@ -138,47 +172,62 @@ def test_a_200_scenario_suite_completes_and_renders(client, owner, wide):
     assert run.summary["scenarios"] == 200
     assert run.results.count() == run.summary["compiles"] > 200 * 10
     client.force_login(owner)
-    count, page = matrix_queries(client, decision_type, run)
-    assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
+    count, page = matrix_queries(client, decision_type, run, show="all")
+    assert row_count(page) == selectors.matrix_page_rows(10)
     assert f"<strong>{run.summary['perturbations']}</strong>" in page
-    # Every page together is the whole matrix, each row once.
+    # Every page together is the whole matrix, each row once, in order.
     url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": run.pk})
-    count = -(-200 // selectors.MATRIX_PAGE_SCENARIOS)
-    pages = [client.get(f"{url}?show=all&page={n}").content.decode() for n in range(1, count + 1)]
+    pages = walk(client, f"{url}?show=all")
+    assert len(pages) == -(-run.summary["compiles"] // selectors.matrix_page_rows(10))
     assert sum(p.count('<tr class="base"') for p in pages) == 200
     assert sum(p.count('class="cell') for p in pages) == 10 * run.summary["compiles"]
-    assert 'rel="next"' not in pages[-1] and 'rel="prev"' in pages[-1]
+    assert 'rel="next"' not in pages[-1] and 'rel="first"' in pages[-1]
+    # A page that begins inside a scenario names the scenario beside its first perturbation.
+    first_rows = [first_row(p) for p in pages[1:]]
+    continued = [row for row in first_rows if '<tr class="variant"' in row]
+    assert continued and all("<bdi>scenario " in row for row in continued)
+
+
+def first_row(page):
+    return page.split('<table class="matrix"')[1].split("<tbody>")[1].split("</tr>")[0]
 
 
 def test_the_run_page_does_not_grow_with_the_number_of_scenarios(client, owner, wide):
-    """The page opens on the totals and the first page of rows; the rest come a page at a
-    time (htmx `revealed`, or the pager's links)."""
+    """The page opens on the totals and the first rows; the rest come on demand (htmx
+    `revealed`, or the pager's links), whatever the size of the run."""
     decision_type, version, corpus = wide
     client.force_login(owner)
-    size = selectors.MATRIX_PAGE_SCENARIOS
-    add_scenarios(decision_type, corpus, owner, size + 10)
+    add_scenarios(decision_type, corpus, owner, 5)
     smaller = services.run_start(actor=owner, version=version)
-    add_scenarios(decision_type, corpus, owner, 2 * size, start=size + 10)
-    larger = services.run_start(actor=owner, version=version)  # 3 pages and 10 scenarios
-    _, small_page = matrix_queries(client, decision_type, smaller)
-    _, large_page = matrix_queries(client, decision_type, larger)
-    for page in (small_page, large_page):
-        assert page.count('<tr class="base"') == selectors.MATRIX_PAGE_SCENARIOS
-    assert small_page.count("<tr") == large_page.count("<tr")
-    assert small_page.count('class="cell') == large_page.count('class="cell')
+    add_scenarios(decision_type, corpus, owner, 25, start=5)
+    larger = services.run_start(actor=owner, version=version)
+    _, small_page = matrix_queries(client, decision_type, smaller, show="all")
+    _, large_page = matrix_queries(client, decision_type, larger, show="all")
+    size = selectors.matrix_page_rows(10)
+    assert row_count(small_page) == row_count(large_page) == size
+    assert small_page.count('class="cell') == large_page.count('class="cell') == 10 * size
     assert len(large_page) < 1.02 * len(small_page)  # ids and totals have more digits
+    # A page a person reads: tens of kilobytes, a few hundred cells.
+    assert len(large_page.encode()) < 80_000
     assert f"<strong>{larger.summary['perturbations']}</strong>" in large_page
-    # The lazy-loading row fetches the next page's rows alone, with its own such row.
+    # The lazy-loading row fetches the next rows alone, with its own such row.
     url = reverse("scenarios:run_detail", kwargs={"key": decision_type.key, "pk": larger.pk})
-    assert f'hx-get="{url}?show=all&amp;page=2&amp;partial=rows"' in large_page
-    rows = client.get(f"{url}?show=all&page=2&partial=rows", headers={"HX-Request": "true"})
+    positions = list(larger.results.order_by("position").values_list("position", flat=True))
+    last = positions[size - 1]
+    assert f'hx-get="{url}?show=all&amp;after={last}&amp;partial=rows"' in large_page
+    assert f'<a href="{url}?show=all&amp;after={last}" rel="next">' in large_page
+    rows = client.get(f"{url}?show=all&after={last}&partial=rows", headers={"HX-Request": "true"})
     fragment = rows.content.decode()
-    assert "<html" not in fragment and "<table" not in fragment
-    assert fragment.count('<tr class="base"') == size
-    assert "page=3&amp;partial=rows" in fragment
-    last = client.get(f"{url}?show=all&page=4&partial=rows", headers={"HX-Request": "true"})
-    assert last.content.decode().count('<tr class="base"') == 10
-    assert "partial=rows" not in last.content.decode()
+    assert "<html" not in fragment and "<table" not in fragment and "Verdicts" not in fragment
+    assert row_count(fragment) == size
+    shown = [int(p) for p in re.findall(r"/results/(\d+)/", fragment)]
+    expected = larger.results.filter(position__gt=last).order_by("position")[:size]
+    assert list(dict.fromkeys(shown)) == [r.pk for r in expected]
+    assert f"after={positions[2 * size - 1]}&amp;partial=rows" in fragment
+    end = client.get(
+        f"{url}?show=all&after={positions[-3]}&partial=rows", headers={"HX-Request": "true"}
+    ).content.decode()
+    assert row_count(end) == 2 and "partial=rows" not in end
 
 
 def test_the_streamed_report_is_the_run_report(client, owner, wide):
@@ -354,7 +403,7 @@ def test_coverage_counted_by_the_database_is_the_matrix_s(owner, wide):
     decision_type, version, corpus = wide
     add_scenarios(decision_type, corpus, owner, 12)
     run = services.run_start(actor=owner, version=version)
-    full = selectors.flip_matrix(run=run, page=None)
+    full = selectors.flip_matrix(run=run, paged=False)
     counted = selectors.coverage_matrix(run=run)
     assert counted.coverage == full.coverage and counted.never == full.never
     # Every compile counts once per proposition, but the contract probes' (made-up items).

@@ -392,3 +392,54 @@ def test_pages_link_a_favicon_that_exists(as_owner, atlas):
     page = as_owner.get(url("index")).content.decode()
     assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
     assert finders.find("favicon.svg")
+
+
+def test_the_next_rows_answer_only_those_who_see_the_run(
+    client, viewer, stranger, other_owner, finished_run
+):
+    """htmx may ask for the rows partial directly: it is checked as the page is."""
+    base = finished_run.results.get(perturbation="")
+    rows = url("run_detail", key=KEY, pk=finished_run.pk) + f"?show=all&after={base.position}"
+    for person in (stranger, other_owner):
+        client.force_login(person)
+        for headers in (HTMX, {}):
+            response = client.get(rows + "&partial=rows", headers=headers)
+            assert response.status_code == 404
+            assert base.scenario_name.encode() not in response.content
+    client.force_login(viewer)
+    fragment = client.get(rows + "&partial=rows", headers=HTMX).content.decode()
+    assert "<html" not in fragment and '<tr class="base"' not in fragment
+    # The first row continues the scenario above it: its name is shown beside the variant's.
+    assert fragment.count('<tr class="variant"') == finished_run.results.count() - 1
+    assert f"<bdi>{base.scenario_name}</bdi> · " in fragment.split("</tr>")[0]
+
+
+@pytest.mark.parametrize("after", ["abc", "-3", "1e3", ""])
+def test_a_position_that_is_no_number_shows_the_first_rows(as_owner, finished_run, after):
+    detail = url("run_detail", key=KEY, pk=finished_run.pk)
+    response = as_owner.get(detail, {"show": "all", "after": after})
+    assert response.status_code == 200
+    rows = response.content.decode().split('<table class="matrix"')[1]
+    assert '<tr class="base"' in rows.split("</tr>")[1] and 'rel="first"' not in rows
+
+
+def test_reading_a_run_whose_worker_stopped_changes_nothing(as_owner, finished_run):
+    """Recovering a stale run is the workers' stale-work check's job: a GET never writes
+    (the page and its progress poll both only read)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from scenarios.models import SuiteRun
+
+    long_ago = timezone.now() - timedelta(days=1)
+    SuiteRun.objects.filter(pk=finished_run.pk).update(
+        status="running", done=0, heartbeat_at=long_ago, finished_at=None
+    )
+    before = SuiteRun.objects.values().get(pk=finished_run.pk)
+    detail = url("run_detail", key=KEY, pk=finished_run.pk)
+    assert as_owner.get(detail).status_code == 200
+    poll = as_owner.get(detail + "?partial=progress", headers=HTMX)
+    assert poll.status_code == 200 and "requeued" not in poll.content.decode()
+    assert SuiteRun.objects.values().get(pk=finished_run.pk) == before
+    assert finished_run.chunks.filter(status="queued").count() == 0

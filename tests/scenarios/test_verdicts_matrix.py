@@ -89,6 +89,28 @@ def test_run_page_leads_with_the_summary_and_legend_and_filters_rows(client, dem
     assert "Only violations and findings" in everything
 
 
+def test_a_row_shows_its_worst_verdict_and_its_diff_the_messages(client, demo_versions):
+    """Detail on demand: a row carries its verdict badge; its messages are in the diff its
+    name opens (in the side panel, or as a page of its own)."""
+    from django.contrib.auth import get_user_model
+    from django.utils.html import escape
+
+    run = _run(2)
+    client.force_login(get_user_model().objects.get(username="olivia"))
+    variants = run.results.exclude(perturbation="").order_by("position")
+    loud = next(r for r in variants if r.flips["verdict"] == "violation")
+    (message, *_) = [v["message"] for v in loud.violations_and_findings]
+    url = reverse("scenarios:run_detail", args=[demo.ATLAS_KEY, run.pk])
+    page = client.get(url, {"after": loud.position - 1}).content.decode()
+    row = page.split('<table class="matrix"')[1].split("<tbody>")[1].split("</tr>")[0]
+    diff_url = reverse("scenarios:result_diff", args=[demo.ATLAS_KEY, run.pk, loud.pk])
+    assert f'<a href="{diff_url}" hx-get="{diff_url}">' in row
+    assert "verdict-violation" in row and escape(message) not in page
+    diff = client.get(diff_url, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in diff and escape(message) in diff
+    assert diff.index("violation") < diff.index(escape(message))
+
+
 def test_corpus_findings_on_the_coverage_page(client, demo_versions):
     from django.contrib.auth import get_user_model
 
@@ -149,7 +171,7 @@ def test_rows_stored_with_their_verdicts_inside_the_flips_read_the_same(demo_ver
     run = _run(2)
 
     def shown():
-        rows = selectors.flip_matrix(run=run, page=None).rows
+        rows = selectors.flip_matrix(run=run, paged=False).rows
         return [(r.result.pk, r.verdict, r.verdicts, [c.verdict for c in r.cells]) for r in rows]
 
     before, listed = shown(), _verdicts(run)

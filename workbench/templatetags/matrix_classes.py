@@ -12,13 +12,16 @@ register = template.Library()
 
 @register.filter
 def cell_classes(cell: Cell) -> str:
-    """A matrix cell: `cell`, then `flipped`, `failed` and `verdict-<kind>` as they apply."""
-    return (
-        "cell"
-        + (" flipped" if cell.flipped else "")
-        + (" failed" if cell.failed else "")
-        + (f" verdict-{cell.verdict}" if cell.verdict else "")
-    )
+    """A matrix cell: `cell`, then `flipped`, `failed` and `verdict-<kind>` as they apply
+    (a cell with none of them is plain), then `state-<state>`, which colours it."""
+    marks = ""
+    if cell.marked:
+        marks = (
+            (" flipped" if cell.flipped else "")
+            + (" failed" if cell.failed else "")
+            + (f" verdict-{cell.verdict}" if cell.verdict else "")
+        )
+    return f"cell{marks} state-{cell.state}"
 
 
 @register.filter

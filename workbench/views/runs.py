@@ -142,14 +142,14 @@ def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
     # Detail rows: bases and the variants with a violation or a finding, unless ?show=all.
     show_all = request.GET.get("show") == "all"
     kinds = None if show_all else SHOWN_VERDICTS
-    page = _page_number(request.GET.get("page"))
+    after = _position(request.GET.get("after"))
     matrix = None
     if not run.is_active:
-        matrix = selectors.flip_matrix(run=run, only_flips=only_flips, kinds=kinds, page=page)
+        matrix = selectors.flip_matrix(run=run, only_flips=only_flips, kinds=kinds, after=after)
     if matrix is not None:
         _link_cells(matrix, key)
-    # The next page's rows (htmx, when the last row is revealed) come as the `rows` partial,
-    # which shows no verdict summary (a plain request for them gets the whole page).
+    # The next rows (htmx, when the last row is revealed) come as the `rows` partial, which
+    # shows no verdict summary (a plain request for them gets the whole page).
     fragment = "rows" if partial == "rows" and matrix is not None else "matrix"
     context: dict[str, Any] = {
         "decision_type": run.decision_type,
@@ -162,60 +162,64 @@ def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
             if matrix is not None and not (request.htmx and fragment == "rows")
             else None
         ),
-        "page_size": selectors.MATRIX_PAGE_SCENARIOS,
-        **_page_links(request, matrix),
+        **_row_links(request, matrix),
     }
     template = _template(request, "run", "run" if polling else fragment)
     # A poll is answered with the whole run section, which polls again only while the run
     # is active; once it is over, 286 also tells htmx to stop, and the result is swapped in
-    # once (a page reload per poll never finished for a large matrix).
+    # once (a page reload per poll never finished for a large matrix). Reading a run never
+    # changes it: a run whose worker stopped is recovered by the workers' stale-work check.
     status = 200 if run.is_active or not polling else HTMX_STOP_POLLING
     return render(request, template, context, status=status)
 
 
-def _page_number(value: str | None) -> int:
-    """The `?page=` of the matrix's detail rows; anything but a positive number is page 1."""
-    return int(value) if value and value.isdigit() and int(value) > 0 else 1
+def _position(value: str | None) -> int | None:
+    """The `?after=` of the matrix's rows (a row's position); anything else: from the first."""
+    return int(value) if value and value.isdigit() else None
 
 
-def _page_links(request: HtmxRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
-    """The URLs of the previous and next pages of detail rows (other parameters kept) and the
-    next page's rows alone (what the lazy-loading row fetches)."""
+def _row_links(request: HtmxRequest, matrix: selectors.Matrix | None) -> dict[str, str]:
+    """The URLs of the first rows, of the next rows (other parameters kept) and of the next
+    rows alone (what the lazy-loading row fetches)."""
     if matrix is None:
         return {}
 
-    def url(page: int, **extra: str) -> str:
+    def url(after: int | None, **extra: str) -> str:
         query = request.GET.copy()
-        query.pop("partial", None)
-        query["page"] = str(page)
+        for name in ("partial", "after", "page"):
+            query.pop(name, None)
+        if after is not None:
+            query["after"] = str(after)
         query.update(extra)
-        return f"{request.path}?{query.urlencode()}"
+        return f"{request.path}?{query.urlencode()}" if query else request.path
 
     links = {}
-    if matrix.previous_page:
-        links["previous_url"] = url(matrix.previous_page)
-    if matrix.next_page:
-        links["next_url"] = url(matrix.next_page)
-        links["next_rows_url"] = url(matrix.next_page, partial="rows")
+    if matrix.after is not None:
+        links["first_url"] = url(None)
+    if matrix.next_after is not None:
+        links["next_url"] = url(matrix.next_after)
+        links["next_rows_url"] = url(matrix.next_after, partial="rows")
     return links
 
 
 def _link_cells(matrix: selectors.Matrix, key: str) -> None:
-    """A base cell opens the base's packet, a variant's cell its diff against the base."""
+    """A base row opens the base's packet, a variant's its diff against the base; a cell that
+    says more than its state opens the same, focused on its proposition."""
     run_pk = matrix.run.pk
     packet = reverse("scenarios:result_packet", kwargs={"key": key, "run_pk": run_pk, "pk": 0})
     diff = reverse("scenarios:result_diff", kwargs={"key": key, "run_pk": run_pk, "pk": 0})
-    # Reversed once with a placeholder: thousands of cells, one reverse() each would show.
+    # Reversed once with a placeholder, not once a row.
     packet_prefix, packet_suffix = packet.rsplit("/0/", 1)
     diff_prefix, diff_suffix = diff.rsplit("/0/", 1)
     for row in matrix.rows:
         pk = row.result.pk
         if row.is_base:
-            url = f"{packet_prefix}/{pk}/{packet_suffix}"
+            row.url = f"{packet_prefix}/{pk}/{packet_suffix}"
         else:
-            url = f"{diff_prefix}/{pk}/{diff_suffix}"
+            row.url = f"{diff_prefix}/{pk}/{diff_suffix}"
         for cell in row.cells:
-            cell.url = f"{url}?proposition={cell.proposition}"
+            if cell.marked:
+                cell.url = f"{row.url}?proposition={cell.proposition}"
 
 
 @require_GET
