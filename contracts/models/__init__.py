@@ -30,6 +30,7 @@ from .catalogue import (  # noqa: F401
     key_validator,
     source_class_changes,
 )
+from .impact import ImpactReportChunk, ImpactScenarioEntry, StoredImpactReport  # noqa: F401
 from .review import (  # noqa: F401
     BUNDLE_IMMUTABLE,
     Approval,
@@ -38,7 +39,6 @@ from .review import (  # noqa: F401
     BundleQuerySet,
     Review,
     SigningKey,
-    StoredImpactReport,
     ViolationJustification,
 )
 from .versions import (  # noqa: F401
