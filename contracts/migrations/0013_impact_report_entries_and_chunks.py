@@ -57,6 +57,11 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="storedimpactreport",
+            name="shown",
+            field=models.JSONField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="storedimpactreport",
             name="scenarios_done",
             field=models.PositiveIntegerField(default=0),
         ),

@@ -32,6 +32,9 @@ class StoredImpactReport(models.Model):
     # The report without its "scenarios" (verdicts, widenings, per proposition, summary…):
     # what the pages print; each scenario's part is an ImpactScenarioEntry.
     head = models.JSONField(null=True, blank=True)
+    # The head as pages read it, its size bounded whatever the suite
+    # (`publishing.impact.shown.page_head`): a page decodes this, not the head.
+    shown = models.JSONField(null=True, blank=True)
     report_sha256 = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)  # why the last attempt failed, if one did
     requested_at = models.DateTimeField(auto_now_add=True)

@@ -186,6 +186,7 @@ def report_assemble(report_id: int, attempt: int) -> None:
         status=StoredImpactReport.Status.READY,
         error="",
         head=whole.head,
+        shown=whole.shown,
         report_sha256=whole.sha256,
         computed_at=timezone.now(),
     )

@@ -20,32 +20,41 @@ from scenarios.services import catalogue_tiers, weak_classes
 from .contract_changes import contract_changes
 from .scenario_report import scenario_report
 from .sentences import headline
-from .shown import headline_html, scenarios_shown, widenings_shown
+from .shown import headline_html, page_head, scenarios_shown, widenings_shown
 from .verdicts import contract_widening_rows, per_proposition, report_verdicts, verdict_headline
 
 FORMAT = "evidence-workbench.impact/2"
 
 
 class ImpactReport:
-    """A report: its `head` (every section but the scenarios), its sha256 and its scenario
-    entries, read only when asked for (`scenarios`, `document`): a stored report keeps them
-    in rows, and a page prints a page of them (`entries.entries_page`), not all."""
+    """A report: `shown` (its head as pages read it, `shown.page_head`), its sha256, and,
+    read only when asked for, its whole head (`head`) and its scenario entries
+    (`scenarios`, `document`): a stored report keeps each apart, and a page prints the
+    bounded head and a page of entries (`entries.entries_page`), never the whole."""
 
     def __init__(
         self,
-        head: dict[str, Any],
+        shown: dict[str, Any],
         sha256: str,
         scenarios: Callable[[], list[dict[str, Any]]],
         *,
+        head: Callable[[], dict[str, Any]],
         stored_id: int | None = None,
     ) -> None:
-        self.head, self.sha256, self._scenarios = head, sha256, scenarios
+        self.shown, self.sha256 = shown, sha256
+        self._scenarios, self._head = scenarios, head
         self.stored_id = stored_id  # the StoredImpactReport whose rows hold the scenarios
 
     @classmethod
     def whole(cls, head: dict[str, Any], entries: list[dict[str, Any]]) -> ImpactReport:
         """The report of these entries, hashed once, here (RFC 8785, what approvals record)."""
-        return cls(head, sha256_hex({**head, "scenarios": entries}), lambda: entries)
+        sha256 = sha256_hex({**head, "scenarios": entries})
+        return cls(page_head(head), sha256, lambda: entries, head=lambda: head)
+
+    @cached_property
+    def head(self) -> dict[str, Any]:
+        """Every section of the report but its scenarios, whole."""
+        return self._head()
 
     @cached_property
     def document(self) -> dict[str, Any]:
@@ -54,15 +63,15 @@ class ImpactReport:
 
     @property
     def summary(self) -> dict[str, int]:
-        return self.head["summary"]
+        return self.shown["summary"]
 
     @property
     def headline(self) -> list[str]:
-        return self.head["headline"]
+        return self.shown["headline"]
 
     @property
     def contract_changes(self) -> list[dict[str, Any]]:
-        return self.head["contract_changes"]
+        return self.shown["contract_changes"]
 
     @cached_property
     def scenarios(self) -> list[dict[str, Any]]:
@@ -76,8 +85,19 @@ class ImpactReport:
     def verdicts(self) -> dict[str, Any]:
         """What the reviewer reads first: the violations, one row per cause (`cause_rows`:
         each with its count, scenarios, `new` and the owner's `justification`, if any), the
-        new findings and the widenings."""
+        new findings and the widenings; whole (`shown_verdicts` is what pages print)."""
         return self.head["verdicts"]
+
+    @property
+    def shown_verdicts(self) -> dict[str, Any]:
+        """The verdicts as pages print them (`shown.page_head`)."""
+        return self.shown["verdicts"]
+
+    @property
+    def causes(self) -> list[dict[str, Any]]:
+        """The causes of violations, each with its count, scenarios, sentence and
+        justification (its occurrences bounded)."""
+        return self.shown["verdicts"]["violations"]
 
     @property
     def widenings(self) -> list[dict[str, Any]]:
@@ -90,17 +110,17 @@ class ImpactReport:
 
     @property
     def widening_ids(self) -> list[str]:
-        return [w["id"] for w in self.widenings]
+        return [w["id"] for w in self.shown["verdicts"]["widenings"]]
 
     @property
     def propositions(self) -> list[dict[str, Any]]:
-        return self.head["propositions"]
+        return self.shown["propositions"]
 
     # What pages print: the same sentences, escaped, every name in its own <bdi> (`shown`).
 
     @cached_property
     def headline_html(self) -> list[str]:
-        return headline_html(self.head)
+        return headline_html(self.shown)
 
     @cached_property
     def scenarios_shown(self) -> list[dict[str, Any]]:
@@ -108,7 +128,7 @@ class ImpactReport:
 
     @cached_property
     def widenings_shown(self) -> list[dict[str, Any]]:
-        return widenings_shown(self.widenings)
+        return widenings_shown(self.shown["verdicts"]["widenings"])
 
 
 def baseline_version(version: ContractVersion) -> ContractVersion | None:

@@ -38,6 +38,7 @@ from .computing import MAX_ATTEMPTS, inputs_sha256, report_compute, stale_report
 from .entries import report_entries
 from .inputs import remembered
 from .report import ImpactReport, impact_report
+from .shown import page_head
 from .tasks import compute_impact_report
 
 logger = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ def stored_report(version: ContractVersion) -> StoredImpactReport:
 
 
 def _stored(version: ContractVersion, inputs: str) -> StoredImpactReport:
-    reports = StoredImpactReport.objects.defer("head")
+    reports = StoredImpactReport.objects.defer("head", "shown")
     stored = reports.filter(version=version, inputs_sha256=inputs).first()
     if stored is None or stored.status != StoredImpactReport.Status.READY:
         stored = report_request(version=version, inputs=inputs)
@@ -99,11 +100,19 @@ def ready_report(
 
 
 def _ready(stored: StoredImpactReport) -> ImpactReport | None:
-    head = StoredImpactReport.objects.values_list("head", flat=True).get(pk=stored.pk)
-    if head is None:
-        return None
+    reports = StoredImpactReport.objects.filter(pk=stored.pk)
+    shown = reports.values_list("shown", flat=True).get()
+    if shown is None:  # stored before pages read a bounded head: bound it now
+        head = reports.values_list("head", flat=True).get()
+        if head is None:
+            return None
+        shown = page_head(head)
     return ImpactReport(
-        head, stored.report_sha256, lambda: report_entries(stored), stored_id=stored.pk
+        shown,
+        stored.report_sha256,
+        lambda: report_entries(stored),
+        head=lambda: dict(reports.values_list("head", flat=True).get() or {}),
+        stored_id=stored.pk,
     )
 
 
