@@ -30,6 +30,7 @@ from .catalogue import (  # noqa: F401
     key_validator,
     source_class_changes,
 )
+from .impact import ImpactReportChunk, ImpactScenarioEntry, StoredImpactReport  # noqa: F401
 from .review import (  # noqa: F401
     BUNDLE_IMMUTABLE,
     Approval,
@@ -39,7 +40,6 @@ from .review import (  # noqa: F401
     BundleTestSuite,
     Review,
     SigningKey,
-    StoredImpactReport,
     ViolationJustification,
 )
 from .versions import (  # noqa: F401

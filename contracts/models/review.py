@@ -1,5 +1,5 @@
-"""Reviews, approvals, justifications, stored impact reports, signing keys and bundles: the
-rows the `publishing` app acts on (they stay in this app: no table moved)."""
+"""Reviews, approvals, justifications, signing keys and bundles: the rows the `publishing`
+app acts on (they stay in this app: no table moved; stored impact reports are `impact`)."""
 
 from __future__ import annotations
 
@@ -160,47 +160,6 @@ class ViolationJustification(models.Model):
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.operator, self.proposition, self.cause)
-
-
-class StoredImpactReport(models.Model):
-    """A version's impact report, computed in the background (`publishing.impact.stored`)
-    and kept by the sha256 of everything it is computed from (`inputs_sha256`): the
-    review page and the approve action read it instead of compiling the suite in a request.
-    `document` and `report_sha256` are exactly what `publishing.impact.impact_report` gives."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        COMPUTING = "computing", "Being computed"
-        READY = "ready", "Ready"
-        FAILED = "failed", "Failed"
-
-    version = models.ForeignKey(
-        ContractVersion, on_delete=models.CASCADE, related_name="impact_reports"
-    )
-    inputs_sha256 = models.CharField(max_length=64)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    document = models.JSONField(null=True, blank=True)
-    report_sha256 = models.CharField(max_length=64, blank=True)
-    error = models.TextField(blank=True)  # why the last attempt failed, if one did
-    requested_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    # The computing worker's sign of life, as a suite run's: written as it starts and then
-    # every IMPACT_REPORT_HEARTBEAT_SECONDS; a report computing with an older heartbeat than
-    # IMPACT_REPORT_STALE_SECONDS lost its worker and is queued again (or failed).
-    started_at = models.DateTimeField(null=True, blank=True)  # of the current attempt
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)  # times a worker started it
-    requeued_at = models.DateTimeField(null=True, blank=True)  # last queued again after a stop
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["version", "inputs_sha256"], name="impact_report_per_inputs"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"Impact report of {self.version} ({self.get_status_display().lower()})"
 
 
 # --------------------------------------------------------------------------- signing keys

@@ -22,14 +22,19 @@ One module per concern, re-exported here: `contract_changes` (the contract's dif
 sentences), `scenario_report` (one scenario compiled against both contracts), `sweeps` (the
 compiles, memoised per process), `sentences` (the words the report is written in) and
 `report` (the whole report and its hash); `stored` keeps it, computed in the background by
-`tasks` (queued by `signals` when its inputs change), by the hash of its inputs.
+`tasks` (queued by `signals` when its inputs change), by the hash of its inputs (`inputs`),
+in slices across workers (`computing`, `chunks`), each scenario's part in its own row
+(`entries`), so that a page reads the report's head and one page of scenarios.
 """
 
 from __future__ import annotations
 
 from .contract_changes import POLICY_WORDS, contract_changes
+from .entries import CHANGE_KINDS, ENTRIES_PER_PAGE, EntriesPage, entries_page
+from .inputs import hashed_once
 from .report import FORMAT, ImpactReport, baseline_version, impact_report
 from .sentences import STATE_WORDS
+from .shown import scenarios_shown
 from .stored import (
     MAX_ATTEMPTS,
     REPORT_FAILED,
@@ -49,6 +54,11 @@ from .sweeps import BASE, SWEEP_CACHE_SIZE
 
 __all__ = [
     "BASE",
+    "CHANGE_KINDS",
+    "ENTRIES_PER_PAGE",
+    "EntriesPage",
+    "entries_page",
+    "hashed_once",
     "FORMAT",
     "POLICY_WORDS",
     "MAX_ATTEMPTS",
@@ -69,5 +79,6 @@ __all__ = [
     "report_retry",
     "report_state",
     "reports_requeue_stale",
+    "scenarios_shown",
     "stored_report",
 ]

@@ -1,36 +1,29 @@
 """Computing an impact report and storing it by the hash of its inputs: the body of the
-task (`tasks.compute_impact_report`). It imports neither the task nor the services that
-queue it (`stored`); a worker asked to stop hands the report back through the callback the
-task gives it.
+report's task (`tasks.compute_impact_report`), which claims the report and hands its slices
+to workers (`chunks`). It imports neither the task nor the services that queue it
+(`stored`); the task gives it the callbacks that queue a slice, or the report again.
 
 A report is claimed by one worker at a time (`_claim`: it moves to `computing` and its
-attempt counts), which beats on the row while it compiles; every write checks the attempt
-is still this worker's, so a worker taken over after a stale heartbeat writes nothing more.
+attempt counts); every write checks the attempt is still the one that wrote it, so a report
+taken over after a stale heartbeat is written by its new attempt only.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import hashlib
-import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q
 from django.utils import timezone
 
-from compiler import COMPILER_VERSION
-from contracts.documents import ContractInvalid, compiled_contract
+from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion, StoredImpactReport
-from scenarios.models import Corpus, CorpusCandidate, Scenario
-from scenarios.services import SCENARIO_FIELDS, catalogue_tiers, weak_classes
-from workers import heartbeat, stopping
+from workers import stopping
 
-from .report import FORMAT, baseline_version, impact_report
+from .chunks import chunk_execute, chunks_plan, report_assemble, report_write, stale_reports
+from .inputs import inputs_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -38,63 +31,17 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 3
 
 
-def inputs_sha256(version: ContractVersion) -> str:
-    """The hash of everything `impact_report(version)` reads: both contracts (as compiled),
-    the baseline's number, the scenarios and their expectations, the corpora, the weak
-    classes and the catalogue's authority tiers, the owners' justifications of its violations
-    and the compiler version.
-    `ContractInvalid` if the version is not a contract.
-
-    An internal key, never shown or signed, so plain sorted JSON is hashed (canonical RFC
-    8785 hashing of 10,000 scenarios would cost more than the queries)."""
-    draft = compiled_contract(version).model_dump(mode="json")
-    baseline = baseline_version(version)
-    published = compiled_contract(baseline).model_dump(mode="json") if baseline else None
-    scenarios = Scenario.objects.live().filter(decision_type_id=version.decision_type_id)
-    scenario_rows = scenarios.order_by("position", "name", "id").values_list(
-        "id", "corpus_id", *SCENARIO_FIELDS
-    )
-    corpus_ids = scenarios.values("corpus_id")
-    candidates = (
-        CorpusCandidate.objects.live()
-        .filter(corpus_id__in=corpus_ids)
-        .order_by("corpus_id", "position", "id")
-        .values_list("corpus_id", "data")
-    )
-    directories = Corpus.objects.filter(pk__in=corpus_ids).order_by("pk")
-    justifications = version.justifications.order_by(
-        "operator", "proposition", "cause"
-    ).values_list("operator", "proposition", "cause", "proposition_sha256", "text", "author_id")
-    digest = hashlib.sha256()
-    for part in (
-        [FORMAT, COMPILER_VERSION, version.pk, version.number, version.sha256, draft],
-        [baseline.number if baseline else None, published],
-        weak_classes(),
-        catalogue_tiers(),
-        list(directories.values_list("pk", "directory")),
-        list(justifications),
-    ):
-        digest.update(_json(part))
-    for rows in (scenario_rows, candidates):
-        for row in rows.iterator(chunk_size=2000):
-            digest.update(_json(row))
-        digest.update(b"|")
-    return digest.hexdigest()
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":")).encode()
-
-
 def report_compute(
-    *, version_id: int, hand_back: Callable[[int], object] | None = None
+    *,
+    version_id: int,
+    hand_back: Callable[[int], object] | None = None,
+    enqueue_chunk: Callable[[int], object] | None = None,
 ) -> StoredImpactReport | None:
-    """The task's body: compute and store the report of the version's current inputs,
-    unless it is stored already or another worker is computing it; beating on its row
-    meanwhile. If the inputs change while it compiles, the report is not stored (the change
-    queued its own computation). A worker stopped at once (`workers.stopping`) puts the
-    report back as pending and calls `hand_back(version_id)` to queue it again. The stored
-    row, or None."""
+    """The task's body: claim the report of the version's current inputs, unless it is
+    stored already or another worker is computing it, and queue each of its slices
+    (`enqueue_chunk(chunk_id)`; without it, compute them here, one after another). A worker
+    stopped at once puts the report back as pending and calls `hand_back(version_id)` to
+    queue it again. The stored row, or None."""
     versions = ContractVersion.objects.select_related("decision_type")
     version = versions.filter(pk=version_id).first()
     if version is None:
@@ -109,49 +56,25 @@ def report_compute(
     if attempt is None:  # ready, failed for good, or another worker's
         stored.refresh_from_db()
         return stored
-    beating = heartbeat.every(
-        settings.IMPACT_REPORT_HEARTBEAT_SECONDS,
-        lambda: _write(stored.pk, attempt, heartbeat_at=timezone.now()),
-        name="impact-report-heartbeat",
-    )
     try:
-        report = impact_report(version)
-    except Exception as exc:  # recorded, shown on the page; the next request retries
-        _write(
-            stored.pk,
-            attempt,
-            status=StoredImpactReport.Status.FAILED,
-            error=f"{type(exc).__name__}: {exc}",
-            computed_at=timezone.now(),
-        )
+        chunks = chunks_plan(stored)
     except BaseException:
-        if stopping.requested():  # the worker stops at once: back to the queue, not lost
+        if stopping.requested():
             with contextlib.suppress(Exception), transaction.atomic():
                 status = StoredImpactReport.Status.PENDING
-                handed = _write(stored.pk, attempt, status=status, attempts=attempt - 1)
+                handed = report_write(stored.pk, attempt, status=status, attempts=attempt - 1)
                 if handed and hand_back is not None:
                     hand_back(version.pk)
         raise
-    else:
-        if inputs_sha256(version) != inputs:
-            # Changed while compiling: the report describes nothing stored now, and the row
-            # goes (were the inputs to come back, a request would find none and ask again).
-            _mine(stored.pk, attempt).delete()
-            return None
+    if not chunks and not stored.chunks.exclude(status="done").exists():
+        report_assemble(stored.pk, attempt)  # no scenario, or every slice done already
+    for chunk in chunks:
+        if enqueue_chunk is not None:
+            enqueue_chunk(chunk.pk)
         else:
-            _write(
-                stored.pk,
-                attempt,
-                status=StoredImpactReport.Status.READY,
-                error="",
-                document=report.document,
-                report_sha256=report.sha256,
-                computed_at=timezone.now(),
-            )
-    finally:
-        beating.set()
+            chunk_execute(chunk_id=chunk.pk)
     stored.refresh_from_db()
-    return stored
+    return stored if StoredImpactReport.objects.filter(pk=stored.pk).exists() else None
 
 
 def _claim(stored: StoredImpactReport) -> int | None:
@@ -168,22 +91,4 @@ def _claim(stored: StoredImpactReport) -> int | None:
     return StoredImpactReport.objects.values_list("attempts", flat=True).get(pk=stored.pk)
 
 
-def _write(report_id: int, attempt: int, **fields: Any) -> int:
-    """Write to the report only while this worker's attempt holds it (still computing, not
-    taken over after a stale heartbeat); the rows written (0 or 1)."""
-    return _mine(report_id, attempt).update(**fields)
-
-
-def _mine(report_id: int, attempt: int) -> QuerySet[StoredImpactReport]:
-    return StoredImpactReport.objects.filter(
-        pk=report_id, status=StoredImpactReport.Status.COMPUTING, attempts=attempt
-    )
-
-
-def stale_reports() -> QuerySet[StoredImpactReport]:
-    """Reports computing whose heartbeat is older than `IMPACT_REPORT_STALE_SECONDS`."""
-    cutoff = timezone.now() - dt.timedelta(seconds=settings.IMPACT_REPORT_STALE_SECONDS)
-    return StoredImpactReport.objects.filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True),
-        status=StoredImpactReport.Status.COMPUTING,
-    )
+__all__ = ["MAX_ATTEMPTS", "inputs_sha256", "report_compute", "stale_reports"]

@@ -3,11 +3,14 @@ decision type, against the published version, with a headline, a summary and its
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from compiler import COMPILER_VERSION, sha256_hex
+from django.db.models import QuerySet
+
+from compiler import COMPILER_VERSION, Contract, sha256_hex
 from contracts.documents import compiled_contract
 from contracts.models import ContractVersion
 from scenarios import compiling
@@ -17,32 +20,62 @@ from scenarios.services import catalogue_tiers, weak_classes
 from .contract_changes import contract_changes
 from .scenario_report import scenario_report
 from .sentences import headline
-from .shown import headline_html, scenarios_shown, widenings_shown
+from .shown import headline_html, page_head, scenarios_shown, widenings_shown
 from .verdicts import contract_widening_rows, per_proposition, report_verdicts, verdict_headline
 
 FORMAT = "evidence-workbench.impact/2"
 
 
-@dataclass(frozen=True)
 class ImpactReport:
-    document: dict[str, Any]
-    sha256: str
+    """A report: `shown` (its head as pages read it, `shown.page_head`), its sha256, and,
+    read only when asked for, its whole head (`head`) and its scenario entries
+    (`scenarios`, `document`): a stored report keeps each apart, and a page prints the
+    bounded head and a page of entries (`entries.entries_page`), never the whole."""
+
+    def __init__(
+        self,
+        shown: dict[str, Any],
+        sha256: str,
+        scenarios: Callable[[], list[dict[str, Any]]],
+        *,
+        head: Callable[[], dict[str, Any]],
+        stored_id: int | None = None,
+    ) -> None:
+        self.shown, self.sha256 = shown, sha256
+        self._scenarios, self._head = scenarios, head
+        self.stored_id = stored_id  # the StoredImpactReport whose rows hold the scenarios
+
+    @classmethod
+    def whole(cls, head: dict[str, Any], entries: list[dict[str, Any]]) -> ImpactReport:
+        """The report of these entries, hashed once, here (RFC 8785, what approvals record)."""
+        sha256 = sha256_hex({**head, "scenarios": entries})
+        return cls(page_head(head), sha256, lambda: entries, head=lambda: head)
+
+    @cached_property
+    def head(self) -> dict[str, Any]:
+        """Every section of the report but its scenarios, whole."""
+        return self._head()
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        """The whole report, as hashed: every scenario's entry included."""
+        return {**self.head, "scenarios": self.scenarios}
 
     @property
     def summary(self) -> dict[str, int]:
-        return self.document["summary"]
+        return self.shown["summary"]
 
     @property
     def headline(self) -> list[str]:
-        return self.document["headline"]
+        return self.shown["headline"]
 
     @property
     def contract_changes(self) -> list[dict[str, Any]]:
-        return self.document["contract_changes"]
+        return self.shown["contract_changes"]
 
-    @property
+    @cached_property
     def scenarios(self) -> list[dict[str, Any]]:
-        return self.document["scenarios"]
+        return self._scenarios()
 
     @property
     def changed_scenarios(self) -> list[dict[str, Any]]:
@@ -52,8 +85,19 @@ class ImpactReport:
     def verdicts(self) -> dict[str, Any]:
         """What the reviewer reads first: the violations, one row per cause (`cause_rows`:
         each with its count, scenarios, `new` and the owner's `justification`, if any), the
-        new findings and the widenings."""
-        return self.document["verdicts"]
+        new findings and the widenings; whole (`shown_verdicts` is what pages print)."""
+        return self.head["verdicts"]
+
+    @property
+    def shown_verdicts(self) -> dict[str, Any]:
+        """The verdicts as pages print them (`shown.page_head`)."""
+        return self.shown["verdicts"]
+
+    @property
+    def causes(self) -> list[dict[str, Any]]:
+        """The causes of violations, each with its count, scenarios, sentence and
+        justification (its occurrences bounded)."""
+        return self.shown["verdicts"]["violations"]
 
     @property
     def widenings(self) -> list[dict[str, Any]]:
@@ -62,21 +106,21 @@ class ImpactReport:
         "contract", "kind", "proposition", "text"}`), then each item the version admits that
         the published version did not, in some scenario or variant (`{"id", "source":
         "items", "kind": "item_admitted", "where": [{"scenario", "perturbation"}], "text"}`)."""
-        return self.document["verdicts"]["widenings"]
+        return self.head["verdicts"]["widenings"]
 
     @property
     def widening_ids(self) -> list[str]:
-        return [w["id"] for w in self.widenings]
+        return [w["id"] for w in self.shown["verdicts"]["widenings"]]
 
     @property
     def propositions(self) -> list[dict[str, Any]]:
-        return self.document["propositions"]
+        return self.shown["propositions"]
 
     # What pages print: the same sentences, escaped, every name in its own <bdi> (`shown`).
 
     @cached_property
     def headline_html(self) -> list[str]:
-        return headline_html(self.document)
+        return headline_html(self.shown)
 
     @cached_property
     def scenarios_shown(self) -> list[dict[str, Any]]:
@@ -84,7 +128,7 @@ class ImpactReport:
 
     @cached_property
     def widenings_shown(self) -> list[dict[str, Any]]:
-        return widenings_shown(self.widenings)
+        return widenings_shown(self.shown["verdicts"]["widenings"])
 
 
 def baseline_version(version: ContractVersion) -> ContractVersion | None:
@@ -103,41 +147,84 @@ def baseline_version(version: ContractVersion) -> ContractVersion | None:
     return None
 
 
-def impact_report(version: ContractVersion) -> ImpactReport:
-    """The report for `version` against the published contract; `ContractInvalid` if the
-    version itself is not a valid contract."""
+@dataclass(frozen=True)
+class ReportInputs:
+    """What every scenario of a report is compiled against: both contracts, the weak
+    classes and the catalogue's tiers (a slice of the report builds them again)."""
+
+    version: ContractVersion
+    baseline: ContractVersion | None
+    draft: Contract
+    published: Contract | None
+    draft_json: dict[str, Any]
+    published_json: dict[str, Any] | None
+    weak: Sequence[str]
+    tiers: Mapping[str, int]
+
+    @property
+    def contract_hashes(self) -> dict[str, str]:
+        published = self.published_json
+        return {"draft": _hash(self.draft_json), "published": _hash(published) if published else ""}
+
+
+def report_inputs(version: ContractVersion) -> ReportInputs:
+    """`ContractInvalid` if the version is not a valid contract."""
     draft = compiled_contract(version)
-    draft_json = draft.model_dump(mode="json")
     baseline = baseline_version(version)
     published = compiled_contract(baseline) if baseline is not None else None
-    published_json = published.model_dump(mode="json") if published is not None else None
-    changes = contract_changes(published_json, draft_json)
+    return ReportInputs(
+        version=version,
+        baseline=baseline,
+        draft=draft,
+        published=published,
+        draft_json=draft.model_dump(mode="json"),
+        published_json=published.model_dump(mode="json") if published is not None else None,
+        weak=weak_classes(),
+        tiers=catalogue_tiers(),
+    )
 
-    scenarios = list(
+
+def report_scenarios(version: ContractVersion) -> QuerySet[Scenario]:
+    """The scenarios of the report, in its order."""
+    return (
         Scenario.objects.live()
-        .filter(decision_type=version.decision_type)
-        .select_related("decision_type")
+        .filter(decision_type_id=version.decision_type_id)
         .order_by("position", "name", "id")
     )
+
+
+def scenario_entries(inputs: ReportInputs, scenarios: Sequence[Scenario]) -> list[dict[str, Any]]:
+    """The report's entries of these scenarios (the compiles: the costly part)."""
     corpora, corpus_hashes = _corpora({s.corpus_id for s in scenarios})
-    weak = weak_classes()
-    tiers = catalogue_tiers()
-    contract_hashes = {
-        "draft": _hash(draft_json),
-        "published": _hash(published_json) if published_json is not None else "",
-    }
-    entries = [
+    hashes = inputs.contract_hashes
+    return [
         scenario_report(
             s,
-            draft,
-            published,
+            inputs.draft,
+            inputs.published,
             corpora[s.corpus_id],
-            weak,
-            hashes={**contract_hashes, "corpus": corpus_hashes[s.corpus_id]},
-            catalogue=tiers,
+            inputs.weak,
+            hashes={**hashes, "corpus": corpus_hashes[s.corpus_id]},
+            catalogue=inputs.tiers,
         )
         for s in scenarios
     ]
+
+
+def impact_report(version: ContractVersion) -> ImpactReport:
+    """The report for `version` against the published contract, computed here in one pass;
+    `ContractInvalid` if the version itself is not a valid contract."""
+    inputs = report_inputs(version)
+    scenarios = list(report_scenarios(version).select_related("decision_type"))
+    entries = scenario_entries(inputs, scenarios)
+    return ImpactReport.whole(report_head(inputs, entries), entries)
+
+
+def report_head(inputs: ReportInputs, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every section of the report but its scenarios, from their entries (in order)."""
+    version, baseline, draft = inputs.version, inputs.baseline, inputs.draft
+    published, published_json = inputs.published, inputs.published_json
+    changes = contract_changes(published_json, inputs.draft_json)
     summary = _summary(changes, entries, has_published=published is not None)
     verdicts = report_verdicts(version, entries, draft, has_published=published is not None)
     if published is not None:
@@ -148,25 +235,26 @@ def impact_report(version: ContractVersion) -> ImpactReport:
         new_findings=len(verdicts["findings"]),
         widenings=len(verdicts["widenings"]),
     )
-    document = {
+    return {
         "format": FORMAT,
         "decision_type": version.decision_type.key,
-        "version": {"number": version.number, "sha256": version.sha256 or _hash(draft_json)},
+        "version": {
+            "number": version.number,
+            "sha256": version.sha256 or _hash(inputs.draft_json),
+        },
         "published": (
             {"number": baseline.number, "sha256": _hash(published_json)}
             if baseline is not None
             else None
         ),
         "compiler_version": COMPILER_VERSION,
-        "weak_classes": list(weak),
+        "weak_classes": list(inputs.weak),
         "headline": verdict_headline(verdicts) + headline(version, baseline, summary),
         "verdicts": verdicts,
-        "propositions": per_proposition(draft_json, entries, verdicts),
+        "propositions": per_proposition(inputs.draft_json, entries, verdicts),
         "contract_changes": changes,
-        "scenarios": entries,
         "summary": summary,
     }
-    return ImpactReport(document=document, sha256=sha256_hex(document))
 
 
 def _corpora(corpus_ids: set[int]) -> tuple[dict[int, Any], dict[int, str]]:

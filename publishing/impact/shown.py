@@ -87,11 +87,39 @@ def widenings_shown(widenings: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     for w in widenings:
         if w.get("source") == "items" and w.get("where"):
             html = said_again(w.get("text"), lambda words, w=w: item_widening_text(
-                w["id"], w["where"], words))  # fmt: skip
+                w["id"], w["where"], words, w.get("where_count")))  # fmt: skip
         else:
             html = isolated(w.get("text", ""))
         shown.append({**w, "html": html})
     return shown
 
 
-__all__ = ["headline_html", "scenarios_shown", "widenings_shown"]
+# What a page lists of what grows with the suite: a cause's occurrences, the new findings.
+OCCURRENCES_SHOWN = 50
+FINDINGS_SHOWN = 50
+
+
+def page_head(head: Mapping[str, Any]) -> dict[str, Any]:
+    """The report's head as the pages read it, its size bounded whatever the suite: each
+    cause of violations with its first `OCCURRENCES_SHOWN` occurrences (its `count` and
+    `scenarios` whole), the first `FINDINGS_SHOWN` findings (`findings_total` counts them
+    all), each widening's first place only (`where_count` counts them). Every sentence
+    stays as stored and can be said again from what is kept."""
+    verdicts = head["verdicts"]
+    shown_verdicts = {
+        **verdicts,
+        "violations": [
+            {**row, "occurrences": row["occurrences"][:OCCURRENCES_SHOWN]}
+            for row in verdicts["violations"]
+        ],
+        "findings": verdicts["findings"][:FINDINGS_SHOWN],
+        "findings_total": len(verdicts["findings"]),
+        "widenings": [
+            {**w, "where": w["where"][:1], "where_count": len(w["where"])} if w.get("where") else w
+            for w in verdicts["widenings"]
+        ],
+    }
+    return {**head, "verdicts": shown_verdicts}
+
+
+__all__ = ["headline_html", "page_head", "scenarios_shown", "widenings_shown"]

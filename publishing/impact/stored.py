@@ -35,7 +35,10 @@ from contracts.models import AuditAction, ContractVersion, StoredImpactReport
 from contracts.services import audit_record
 
 from .computing import MAX_ATTEMPTS, inputs_sha256, report_compute, stale_reports
+from .entries import report_entries
+from .inputs import remembered
 from .report import ImpactReport, impact_report
+from .shown import page_head
 from .tasks import compute_impact_report
 
 logger = logging.getLogger(__name__)
@@ -52,6 +55,7 @@ REPORT_COMPUTING = (
     "A worker has been computing it since {time} (attempt {attempt} of {most}; last heard "
     "from at {heartbeat})."
 )
+REPORT_PROGRESS = "{done} of {total} scenarios compiled."
 REPORT_REQUEUED = "Its worker stopped, so it was queued again at {time}."
 REPORT_RETRYING = "The last attempt failed ({error}); it is being tried again."
 REPORT_STOPPED = (
@@ -69,21 +73,47 @@ RETRIED = "Impact report of version {number} asked for again (it had failed: {er
 def stored_report(version: ContractVersion) -> StoredImpactReport:
     """The stored report of the version's current inputs, asking for it (a task) when there
     is none yet, and again when its worker was lost or an attempt failed (`report_request`):
-    its `status` says whether it is ready. No compile happens here."""
+    its `status` says whether it is ready. No compile happens here, and a ready report is
+    only read (its head is not loaded until asked for)."""
     inputs = inputs_sha256(version)
-    stored = StoredImpactReport.objects.filter(version=version, inputs_sha256=inputs).first()
+    return remembered(("stored", version.pk, inputs), lambda: _stored(version, inputs))
+
+
+def _stored(version: ContractVersion, inputs: str) -> StoredImpactReport:
+    reports = StoredImpactReport.objects.defer("head", "shown")
+    stored = reports.filter(version=version, inputs_sha256=inputs).first()
     if stored is None or stored.status != StoredImpactReport.Status.READY:
         stored = report_request(version=version, inputs=inputs)
     return stored
 
 
-def ready_report(version: ContractVersion) -> ImpactReport | None:
+def ready_report(
+    version: ContractVersion, stored: StoredImpactReport | None = None
+) -> ImpactReport | None:
     """The report as a reviewer sees it, if it is computed; None while it is being computed.
+    Its head is read now, its scenarios only if asked for (`ImpactReport.scenarios`).
     `ContractInvalid` as `impact_report` raises it."""
-    stored = stored_report(version)
-    if stored.status != StoredImpactReport.Status.READY or stored.document is None:
+    found = stored or stored_report(version)
+    if found.status != StoredImpactReport.Status.READY:
         return None
-    return ImpactReport(document=stored.document, sha256=stored.report_sha256)
+    return remembered(("ready", found.pk), lambda: _ready(found))
+
+
+def _ready(stored: StoredImpactReport) -> ImpactReport | None:
+    reports = StoredImpactReport.objects.filter(pk=stored.pk)
+    shown = reports.values_list("shown", flat=True).get()
+    if shown is None:  # stored before pages read a bounded head: bound it now
+        head = reports.values_list("head", flat=True).get()
+        if head is None:
+            return None
+        shown = page_head(head)
+    return ImpactReport(
+        shown,
+        stored.report_sha256,
+        lambda: report_entries(stored),
+        head=lambda: dict(reports.values_list("head", flat=True).get() or {}),
+        stored_id=stored.pk,
+    )
 
 
 def report_ensure(version: ContractVersion) -> ImpactReport:
@@ -166,8 +196,9 @@ def report_retry(*, actor: Any, version: ContractVersion) -> StoredImpactReport:
 
 
 def reports_requeue_stale() -> list[StoredImpactReport]:
-    """Recover every report whose worker stopped (`report_requeue_if_stale`); each worker
-    does this as it starts. The reports queued again or failed."""
+    """Recover every report whose workers stopped (`report_requeue_if_stale`: its slices
+    not done are queued again); each worker does this as it starts. The reports queued
+    again or failed."""
     stale = stale_reports().values_list("pk", flat=True)
     recovered = (report_requeue_if_stale(report_id=pk) for pk in stale)
     return [report for report in recovered if report is not None]
@@ -218,12 +249,16 @@ def report_state(stored: StoredImpactReport) -> str:
     if stored.status == status.FAILED:
         return stored.error
     if stored.status == status.COMPUTING:
-        return REPORT_COMPUTING.format(
+        computing = REPORT_COMPUTING.format(
             time=_clock(stored.started_at),
             attempt=stored.attempts,
             most=MAX_ATTEMPTS,
             heartbeat=_clock(stored.heartbeat_at),
         )
+        if not stored.scenarios_total:
+            return computing
+        done = REPORT_PROGRESS.format(done=stored.scenarios_done, total=stored.scenarios_total)
+        return f"{computing} {done}"
     if stored.status != status.PENDING:
         return ""
     lines = [REPORT_WAITING.format(time=_clock(stored.requested_at))]

@@ -119,11 +119,15 @@ def contract_widening_rows(published: Contract, draft: Contract) -> list[dict[st
     ]  # fmt: skip
 
 
-def item_widening_text(item: str, places: list[dict[str, str]], words: Words = PLAIN) -> str:
+def item_widening_text(
+    item: str, places: list[dict[str, str]], words: Words = PLAIN, count: int | None = None
+) -> str:
+    """`count`: the places in all, when `places` holds only the first (`shown.page_head`)."""
     return words.say(
         "{item} is admitted in {count} compile(s) where the published version did not admit it "
         "(first: {scenario}, {perturbation}).",
-        item=words.text(item), count=len(places), scenario=words.name(places[0]["scenario"]),
+        item=words.text(item), count=len(places) if count is None else count,
+        scenario=words.name(places[0]["scenario"]),
         perturbation=words.text(places[0]["perturbation"]),
     )  # fmt: skip
 

@@ -35,7 +35,7 @@ from .selectors import report_for, status_word
 
 def unjustified_violations(report: ImpactReport) -> list[dict[str, Any]]:
     """The causes of violations (the report's rows) no owner has justified."""
-    return [v for v in report.verdicts["violations"] if v["justification"] is None]
+    return [v for v in report.causes if v["justification"] is None]
 
 
 def unjustified_refusal(version: ContractVersion, report: ImpactReport, verb: str) -> str:

@@ -28,10 +28,10 @@ def impact_url(version):
 def no_compiles(monkeypatch):
     """Make any compile of the report in the calling code fail the test."""
 
-    def refuse(version):
+    def refuse(*args):
         raise AssertionError("a request compiled the impact report")
 
-    monkeypatch.setattr("publishing.impact.computing.impact_report", refuse)
+    monkeypatch.setattr("publishing.impact.chunks.scenario_entries", refuse)
 
 
 def drain_queue():

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from contracts.models import StoredImpactReport
 from publishing import impact, review
+from publishing.impact import chunks
 
 pytestmark = pytest.mark.django_db
 
@@ -36,19 +37,19 @@ def computations(monkeypatch):
     """set(outcomes): each computation of a report in turn is killed ("kill"), raises
     ("fail") or computes the real report ("compute", and every one after the list)."""
     calls: list[str] = []
-    real = impact.impact_report
+    real = chunks.scenario_entries
 
     def set_outcomes(*outcomes: str) -> list[str]:
-        def compute(version):
+        def compute(inputs, scenarios):
             outcome = outcomes[len(calls)] if len(calls) < len(outcomes) else "compute"
             calls.append(outcome)
             if outcome == "kill":
                 raise WorkerKilled
             if outcome == "fail":
                 raise RuntimeError("the corpus store is unreachable")
-            return real(version)
+            return real(inputs, scenarios)
 
-        monkeypatch.setattr("publishing.impact.computing.impact_report", compute)
+        monkeypatch.setattr("publishing.impact.chunks.scenario_entries", compute)
         return calls
 
     return set_outcomes
@@ -188,10 +189,10 @@ def test_the_computing_worker_beats_on_the_report(suite, draft, owner, keys, set
     for a lost one."""
     settings.IMPACT_REPORT_HEARTBEAT_SECONDS = 0.05
     beats = []
-    real = impact.impact_report
+    real = chunks.scenario_entries
 
-    def slow(version):
-        row = stored_row(version)
+    def slow(inputs, scenarios):
+        row = stored_row(inputs.version)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             time.sleep(0.05)
@@ -199,9 +200,9 @@ def test_the_computing_worker_beats_on_the_report(suite, draft, owner, keys, set
             if beat > row.started_at:
                 beats.append(beat)
                 break
-        return real(version)
+        return real(inputs, scenarios)
 
-    monkeypatch.setattr("publishing.impact.computing.impact_report", slow)
+    monkeypatch.setattr("publishing.impact.chunks.scenario_entries", slow)
     with override_settings(TASKS=DATABASE_TASKS):  # computed by a worker, as deployed
         version = submit(draft, owner)
         drain_queue()
@@ -235,7 +236,8 @@ def test_a_worker_starting_queues_a_lost_report_again_and_computes_it(
         stale(version)
         # The next worker requeues the report as it starts, then computes it.
         drain_queue()
-        assert DBTaskResult.objects.filter(status="SUCCESSFUL").count() == 1
+        # The report's task again, and the task of its one slice (the suite is small).
+        assert DBTaskResult.objects.filter(status="SUCCESSFUL").count() == 2
     row = stored_row(version)
     assert (row.status, row.attempts) == (Status.READY, 2)
     assert row.report_sha256 == impact.impact_report(version).sha256

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import time
 
 import pytest
 
-from contracts import selectors, services
+from contracts import services
 from publishing import review
-from scenarios import services as scenario_services
-from scenarios.models import Scenario
 
 pytestmark = pytest.mark.django_db
 
@@ -20,64 +17,8 @@ SCENARIOS = 200
 
 
 @pytest.fixture
-def wide(owner, reviewer, catalogue, devices):
-    from contracts import roles
-
-    decision_type = services.decision_type_create(
-        actor=owner, key="wide.check", title="Ten facts", purposes=["check"]
-    )
-    services.access_grant(
-        actor=owner, decision_type=decision_type, user=reviewer, role=roles.Role.REVIEWER
-    )
-    version = selectors.current_version(decision_type=decision_type)
-    for key in PROPOSITIONS:
-        services.proposition_add(
-            actor=owner,
-            version=version,
-            expected_lock_version=version.lock_version,
-            key=key,
-            accepted_classes=["facility_record"],
-        )
-        version.refresh_from_db()
-    candidates = [
-        {
-            "id": f"{kind}-{key}",
-            "entity": "E1",
-            "allowed_roles": ["analyst"],
-            "allowed_purposes": ["check"],
-            "evidence_class": kind,
-            "supports": [key],
-            "valid_from": "2026-01-01",
-            "tokens": 10,
-            "relevance": 0.5 if kind == "facility_record" else 0.9,
-            "content": f"{kind} for {key}.",
-        }
-        for kind, keys in (("facility_record", PROPOSITIONS[:3]), ("case_note", PROPOSITIONS[3:6]))
-        for key in keys
-    ]
-    corpus = scenario_services.corpus_import(
-        actor=owner, decision_type=decision_type, name="wide", document={"candidates": candidates}
-    )
-    Scenario.objects.bulk_create(
-        Scenario(
-            decision_type=decision_type,
-            corpus=corpus,
-            name=f"scenario {i:03d}",
-            position=i,
-            principal="ana",
-            roles=["analyst"],
-            purpose="check",
-            entity="E1",
-            decision_date=dt.date(2026, 6, 1) + dt.timedelta(days=i % 30),
-            token_budget=500 + i,  # every scenario a distinct compile input
-            expected_slots={"fact_00": "supported", "fact_04": "unknown"},
-            created_by=owner,
-        )
-        for i in range(SCENARIOS)
-    )
-    for person in (owner, reviewer):
-        devices.ensure(person)
-    return decision_type, version
+def wide(wide_type):
+    return wide_type(SCENARIOS)
 
 
 def test_a_200_scenario_impact_report_and_bundle(wide, owner, reviewer, record_property, devices):

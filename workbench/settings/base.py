@@ -78,6 +78,8 @@ SUITE_RUN_STALE_SECONDS = float(os.environ.get("SUITE_RUN_STALE_SECONDS", "60"))
 # on the row this often, and one computing with an older heartbeat is queued again.
 IMPACT_REPORT_HEARTBEAT_SECONDS = float(os.environ.get("IMPACT_REPORT_HEARTBEAT_SECONDS", "10"))
 IMPACT_REPORT_STALE_SECONDS = float(os.environ.get("IMPACT_REPORT_STALE_SECONDS", "60"))
+# Scenarios per slice of an impact report, one task each (publishing.impact.chunks).
+IMPACT_REPORT_CHUNK = int(os.environ.get("IMPACT_REPORT_CHUNK", "250"))
 # A replay of recorded decisions is cut into slices of this many receipts, one task each; a
 # slice still running this long after a worker claimed it is queued again (publishing.replay).
 RECEIPT_REPLAY_CHUNK = int(os.environ.get("RECEIPT_REPLAY_CHUNK", "500"))

@@ -1,9 +1,17 @@
 """The impact report in the browser: its page (`version_impact`, which polls while the
 worker computes the report), an owner's justification of a violation (`version_justify`) and
 asking again for a report that failed for good (`version_impact_retry`). The review card
-around it is `review.py`'s."""
+around it is `review.py`'s.
+
+The page prints the report's head (verdicts, widenings, per proposition, contract changes)
+and one page of its scenarios, read from their rows and filtered in the database (by
+proposition, by kind of change); htmx swaps the next page in (`?part=scenarios`). The
+report's inputs are hashed once per request (`impact.hashed_once`)."""
 
 from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -16,7 +24,7 @@ from django_htmx.http import HTMX_STOP_POLLING
 from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion
-from publishing import review
+from publishing import impact, review
 from publishing.replay import may_replay, recorded_decisions
 from workbench.forms.review import JustifyForm
 from workbench.http import HtmxRequest
@@ -40,11 +48,23 @@ def version_impact(request: HtmxRequest, key: str, number: int) -> HttpResponse:
 def _render_impact(
     request: HtmxRequest, version: ContractVersion, *, errors: list[str] | None = None
 ) -> HttpResponse:
+    with impact.hashed_once():
+        return _render_impact_once(request, version, errors=errors)
+
+
+def _render_impact_once(
+    request: HtmxRequest, version: ContractVersion, *, errors: list[str] | None
+) -> HttpResponse:
     try:
         report = review.report_for(version)
         problems: list[str] = []
     except ContractInvalid as exc:
         report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
+    shown = _scenarios_page(request, report)
+    if request.htmx and request.GET.get("part") == "scenarios":
+        # Another page of scenarios (or another filter): the list alone, nothing else read.
+        context = {"decision_type": version.decision_type, "version": version, **shown}
+        return render(request, "contracts/impact.html#scenarios", context)
     # No request compiles the report: while the worker computes it the page says so (and
     # what the report is doing) and polls; the answer that brings the report, or its
     # failure, stops the polling (286).
@@ -52,6 +72,7 @@ def _render_impact(
     context = {
         **review_context(request, version, errors=errors),
         "report": report,
+        **shown,
         "problems": problems,
         "recorded_decisions": _recorded_decisions(request, version),
         "can_replay": may_replay(request.user, version),
@@ -67,6 +88,38 @@ def _render_impact(
     if request.htmx and request.GET.get("poll") and not waiting:
         status = HTMX_STOP_POLLING
     return render(request, template, context, status=status)
+
+
+def _scenarios_page(request: HtmxRequest, report: impact.ImpactReport | None) -> dict[str, Any]:
+    """One page of the report's scenarios, as the query string filters them."""
+    if report is None or report.stored_id is None:
+        return {"scenarios_page": None}
+    proposition = request.GET.get("proposition", "").strip()
+    kind = request.GET.get("kind", "")
+    changed_only = request.GET.get("changed") == "1"
+    try:
+        number = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        number = 1
+    page = impact.entries_page(
+        report.stored_id,
+        number=number,
+        proposition=proposition,
+        kind=kind,
+        changed_only=changed_only,
+    )
+    filters = {"proposition": proposition, "kind": kind if kind in impact.CHANGE_KINDS else ""}
+    if changed_only:
+        filters["changed"] = "1"
+    kept = {name: value for name, value in filters.items() if value}
+    return {
+        "scenarios_page": page,
+        "scenarios_shown": impact.scenarios_shown(page.entries),
+        "scenario_filters": filters,
+        "change_kinds": impact.CHANGE_KINDS,
+        "next_query": urlencode({**kept, "page": page.number + 1}) if page.has_next else "",
+        "previous_query": urlencode({**kept, "page": page.number - 1}) if page.number > 1 else "",
+    }
 
 
 @require_POST

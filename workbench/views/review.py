@@ -31,7 +31,7 @@ from compiler_trust import KEY_SET_FILE
 from contracts import selectors, services
 from contracts.documents import ContractInvalid
 from contracts.models import Approval, Bundle, ContractVersion
-from publishing import review, signing
+from publishing import impact, review, signing
 from workbench.forms import LockForm
 from workbench.forms.review import (
     ApproveForm,
@@ -171,9 +171,12 @@ def _render_review(
     request: HtmxRequest, version: ContractVersion, *, status: int = 200, **extra: Any
 ) -> HttpResponse:
     version.refresh_from_db()
-    context = review_context(request, version, **extra)
-    template = f"{REVIEW_TEMPLATE}#review" if request.htmx else REVIEW_TEMPLATE
-    return render(request, template, context, status=status)
+    # Rendered after any action is done: nothing changes the report's inputs from here on,
+    # so they are hashed once however many parts of the card look at the report.
+    with impact.hashed_once():
+        context = review_context(request, version, **extra)
+        template = f"{REVIEW_TEMPLATE}#review" if request.htmx else REVIEW_TEMPLATE
+        return render(request, template, context, status=status)
 
 
 def _review_url(version: ContractVersion) -> str:

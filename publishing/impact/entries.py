@@ -1,0 +1,102 @@
+"""A stored report's scenarios, one row each (`ImpactScenarioEntry`): written by the slices
+that compute them, read back whole only to hash or approve the report, and a page at a time
+by the pages, filtered in the database by proposition and by what changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.models import ImpactScenarioEntry, StoredImpactReport
+
+# Scenarios a page of the report shows.
+ENTRIES_PER_PAGE = 25
+# The kinds of change a reader filters the scenarios by: each the column that counts it.
+CHANGE_KINDS = {
+    "flips": "slot changes",
+    "newly_failing": "newly failing expectations",
+    "now_passing": "expectations now passing",
+    "admitted_changes": "admitted-set changes",
+    "problems": "scenarios that cannot be compiled",
+}
+# Failures about one proposition (its state, `required` or resource ids), as
+# `verdicts.per_proposition` counts them.
+PROPOSITION_FAILURES = ("slot", "required", "resource_ids")
+
+
+def entry_row(report_id: int, position: int, entry: Mapping[str, Any]) -> ImpactScenarioEntry:
+    """The row of one scenario's entry: the entry, and the counts the pages filter by."""
+    keys = {flip["proposition"] for flip in entry.get("flips", [])}
+    keys |= {
+        failure["key"]
+        for failure in entry.get("newly_failing", [])
+        if failure.get("what") in PROPOSITION_FAILURES
+    }
+    return ImpactScenarioEntry(
+        report_id=report_id,
+        position=position,
+        name=entry["name"],
+        changed=bool(entry.get("changed")),
+        **{kind: len(entry.get(kind, [])) for kind in CHANGE_KINDS},
+        propositions="|" + "|".join(sorted(keys)) + "|" if keys else "",
+        entry=dict(entry),
+    )
+
+
+def entries_store(report_id: int, first: int, entries: Iterable[Mapping[str, Any]]) -> int:
+    """Store entries from position `first` on; how many."""
+    rows = [entry_row(report_id, first + n, entry) for n, entry in enumerate(entries)]
+    ImpactScenarioEntry.objects.bulk_create(rows, batch_size=500)
+    return len(rows)
+
+
+def report_entries(report: StoredImpactReport) -> list[dict[str, Any]]:
+    """Every entry of the report, in order (to hash or approve it; never for a page)."""
+    rows = report.entries.order_by("position").values_list("entry", flat=True)
+    return list(rows.iterator(chunk_size=1000))
+
+
+@dataclass(frozen=True)
+class EntriesPage:
+    entries: list[dict[str, Any]]
+    number: int
+    count: int  # scenarios the filter keeps
+    has_next: bool
+
+    @property
+    def first(self) -> int:
+        return (self.number - 1) * ENTRIES_PER_PAGE + 1 if self.entries else 0
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.entries) - 1 if self.entries else 0
+
+
+def entries_page(
+    report_id: int,
+    *,
+    number: int = 1,
+    proposition: str = "",
+    kind: str = "",
+    changed_only: bool = False,
+) -> EntriesPage:
+    """One page of the report's scenarios (two queries): those about `proposition` (a slot
+    change or a newly failing expectation), with a change of `kind` (`CHANGE_KINDS`), or
+    only those that change; unknown filters keep everything."""
+    rows = ImpactScenarioEntry.objects.filter(report_id=report_id)
+    if proposition:
+        rows = rows.filter(propositions__contains=f"|{proposition}|")
+    if kind in CHANGE_KINDS:
+        rows = rows.filter(**{f"{kind}__gt": 0})
+    if changed_only:
+        rows = rows.filter(changed=True)
+    count = rows.count()
+    number = max(1, number)
+    start = (number - 1) * ENTRIES_PER_PAGE
+    shown = list(
+        rows.order_by("position").values_list("entry", flat=True)[start : start + ENTRIES_PER_PAGE]
+    )
+    return EntriesPage(
+        entries=shown, number=number, count=count, has_next=start + len(shown) < count
+    )
