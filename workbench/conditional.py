@@ -43,8 +43,7 @@ from django.utils.crypto import salted_hmac
 from django.utils.http import parse_etags, quote_etag
 
 from contracts import selectors
-from contracts.models import AuditEvent, Bundle
-from contracts.models.review import StoredImpactReport
+from contracts.models import AuditEvent, Bundle, StoredImpactReport
 from publishing.models import DecisionReceipt, ReceiptReplay
 from scenarios.selectors import run_for_user
 
