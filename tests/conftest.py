@@ -198,3 +198,17 @@ def demo_workspace(db):
     from shared_world import WORLD
 
     WORLD.insert("demo_workspace")
+
+
+# --------------------------------------------------------------------------- processes of their own
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory) -> Path:
+    """A SQLite file of the development settings, migrated once per test run, for tests that
+    run manage.py in a process of their own: copy it (sqlite_files.copy_database)."""
+    from sqlite_files import built_once, manage
+
+    return built_once(
+        tmp_path_factory, "migrated", lambda path: manage(path, "migrate", "--noinput")
+    )

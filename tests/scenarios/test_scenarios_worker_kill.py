@@ -3,29 +3,30 @@ SIGKILL (the run is requeued once its heartbeat is stale), or asked to stop with
 hands its chunk back at once and exits).
 
 Both are `manage.py db_worker` processes on a SQLite file of their own (the development
-settings, so the django-tasks-db queue), with a short heartbeat and staleness threshold.
+settings, so the django-tasks-db queue), with a short heartbeat and staleness threshold. The
+file is a copy of one migrated and filled once per test run (`filled_database`); each test
+starts its run on its copy, with its own settings.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from sqlite_files import MANAGE, built_once, copy_database, dev_environment, manage
 
-ROOT = Path(__file__).parents[2]
-SCENARIOS = 300  # copies of the Atlas stories: a run of seconds, killed after its first commit
+# The Atlas stories and copies: three chunks, seconds of work, killed after its first commit.
+SCENARIOS = 150
 STALE_SECONDS = 1.0
 
-SETUP = f"""
+FILL = f"""
 import copy, io
-from contracts import demo as contracts_demo, selectors
+from contracts import demo as contracts_demo
 from contracts.models import DecisionType
 from scenarios import demo, services
 from scenarios.models import Scenario
@@ -39,6 +40,14 @@ for i in range({SCENARIOS} - len(stories)):
     s.pk, s.name, s.position = None, f"{{s.name}} #{{i}}", 1000 + i
     copies.append(s)
 Scenario.objects.bulk_create(copies)
+"""
+
+# Started by each test, under its own settings (the chunk size is read as the run starts).
+START_RUN = """
+from contracts import selectors
+from contracts.models import DecisionType
+from scenarios import demo, services
+atlas = DecisionType.objects.get(key=demo.ATLAS_KEY)
 owner = atlas.scenarios.first().created_by
 run = services.run_start(actor=owner, version=selectors.current_version(decision_type=atlas))
 print(run.pk)
@@ -61,18 +70,23 @@ def worker_env() -> dict[str, str]:
     return {"SUITE_RUN_HEARTBEAT_SECONDS": "0.2", "SUITE_RUN_STALE_SECONDS": str(STALE_SECONDS)}
 
 
+@pytest.fixture(scope="session")
+def filled_database(tmp_path_factory, migrated_sqlite) -> Path:
+    """The migrated file with the demo and SCENARIOS Atlas stories, once per test run."""
+
+    def fill(path: Path) -> None:
+        copy_database(migrated_sqlite, path)
+        manage(path, "shell", "-c", FILL)
+
+    return built_once(tmp_path_factory, "worker-kill-filled", fill)
+
+
 @pytest.fixture
-def workspace(tmp_path, worker_env):
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "workbench.settings.dev",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'workbench.sqlite3'}",
-        "DJANGO_DEBUG": "1",
-        **worker_env,
-    }
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True)
+def workspace(tmp_path, worker_env, filled_database):
+    copy_database(filled_database, tmp_path / "workbench.sqlite3")
+    env = dev_environment(tmp_path / "workbench.sqlite3", **worker_env)
     done = subprocess.run(
-        [*manage, "shell", "-c", SETUP], env=env, check=True, capture_output=True, text=True
+        [*MANAGE, "shell", "-c", START_RUN], env=env, check=True, capture_output=True, text=True
     )
     run_pk = int(done.stdout.split()[-1])
     workers = []
@@ -81,7 +95,7 @@ def workspace(tmp_path, worker_env):
         log = open(tmp_path / f"worker-{len(workers)}.log", "w")  # noqa: SIM115
         worker = subprocess.Popen(
             [
-                *manage,
+                *MANAGE,
                 "db_worker",
                 "--no-reload",
                 "--no-startup-delay",

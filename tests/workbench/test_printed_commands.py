@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from sqlite_files import copy_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +29,7 @@ def _run(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_export_public_keys_command_on_the_signing_keys_page_runs_as_printed(
-    client, owner, tmp_path
+    client, owner, tmp_path, migrated_sqlite
 ):
     client.force_login(owner)
     page = client.get(reverse("signing_keys")).content.decode()
@@ -38,6 +39,8 @@ def test_the_export_public_keys_command_on_the_signing_keys_page_runs_as_printed
     assert printed.endswith("manage.py export_public_keys DIR")
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'checkout.sqlite3'}"  # the checkout's own DB
+    # Migrated already (once per test run): the printed migrate below then checks, quickly.
+    copy_database(migrated_sqlite, tmp_path / "checkout.sqlite3")
     env["WORKBENCH_DEMO_KEYS_DIR"] = str(tmp_path / "demo-keys")
     prefix = printed.removesuffix("export_public_keys DIR")
     # The state `make run` leaves a checkout in: migrated, the demo (and its keys) loaded.
