@@ -144,8 +144,10 @@ def test_matrix_queries_do_not_grow_with_the_number_of_scenarios(client, owner, 
     small_count, small_page = matrix_queries(client, decision_type, small, **parameters)
     large_count, page = matrix_queries(client, decision_type, large, **parameters)
     # 7: the verdict summary reads the run's variants once more (its own query, so that
-    # paging the detail rows leaves it whole).
-    assert small_count == large_count <= 7
+    # paging the detail rows leaves it whole); 3 more: a finished run's page is conditional
+    # (workbench/conditional.py reads the run, the person's groups and the latest audit event
+    # to make its ETag before the view runs).
+    assert small_count == large_count <= 10
     # Ten scenarios give more rows than a page holds: both pages hold a page of rows.
     rows = selectors.matrix_page_rows(10)
     assert row_count(small_page) == row_count(page) == rows
