@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import secrets
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
+
+from scratch_django import database_arguments, django_on
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_BYTES = 200_000
@@ -33,12 +31,12 @@ KEY = "load.check"
 
 
 def build(scenarios: int) -> None:
-    """The suite of `web_load.py`, without its run, and rows for the other lists."""
-    import web_load
+    """The suite of `run_pages.py`, without its run, and rows for the other lists."""
     from django.core.management import call_command
+    from run_pages import SUITE
 
     call_command("load_demo", verbosity=0)
-    code = web_load.SUITE.format(password="bench-password", scenarios=scenarios)
+    code = SUITE.format(password="bench-password", scenarios=scenarios)
     code = code[: code.index("run = scenario_services.run_start")]
     exec(compile(code, "suite", "exec"), {})  # noqa: S102 - our own script
 
@@ -102,33 +100,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scenarios", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--database", type=Path, help="SQLite file to keep the suite in, or reuse")
-    parser.add_argument("--database-url", help="another database to keep the suite in, or reuse")
+    database_arguments(parser, "the suite")
     args = parser.parse_args()
-    database = args.database or Path(tempfile.mkdtemp()) / "lists.sqlite3"
-    reuse = database.exists()
-    url = args.database_url or f"sqlite:///{database.resolve()}"
-    sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="workbench.settings.dev",
-        DATABASE_URL=url,
-        DJANGO_DEBUG="0",
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="testserver",
-    )
-    import django
-
-    django.setup()
+    started = time.perf_counter()
+    url, reuse = django_on(args, "lists.sqlite3")
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, override_settings
 
     from scenarios.models import Corpus, Scenario
 
-    started = time.perf_counter()
-    call_command("migrate", verbosity=0, interactive=False)
     if args.database_url:
         from contracts.models import DecisionType
 

@@ -24,13 +24,11 @@ reused. There the database server's own CPU time is not in the figure, so read t
 from __future__ import annotations
 
 import argparse
-import os
-import secrets
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
+
+from scratch_django import database_arguments, django_on
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_SECONDS = 1.0
@@ -87,29 +85,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scenarios", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--database", type=Path, help="SQLite file to keep the run in, or reuse")
-    parser.add_argument("--database-url", help="another database to keep the run in, or reuse")
+    database_arguments(parser, "the run")
     args = parser.parse_args()
-    database = args.database or Path(tempfile.mkdtemp()) / "pages.sqlite3"
-    reuse = database.exists()
-    url = args.database_url or f"sqlite:///{database.resolve()}"
-    sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="workbench.settings.dev",
-        DATABASE_URL=url,
-        DJANGO_DEBUG="0",
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="testserver",
-    )
-    import django
-
-    django.setup()
+    started = time.perf_counter()
+    database, reuse = django_on(args, "pages.sqlite3")
     from django.core.management import call_command
     from django.test import Client
     from django.test.utils import override_settings
 
-    started = time.perf_counter()
-    call_command("migrate", verbosity=0, interactive=False)
     if args.database_url:
         from scenarios.models import SuiteRun
 

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
         ScenarioFile,
         SourceClassEntry,
         file_schemas,
+        read_document,
     )
     from compiler_tools._contract_tests.loading import (
         InvalidTestFiles,
         load_tests,
-        read_document,
         unsigned_bundle_tests,
     )
     from compiler_tools._contract_tests.mutation import mutation_cases
@@ -69,11 +69,11 @@ _HOMES = {
         "ScenarioFile",
         "SourceClassEntry",
         "file_schemas",
+        "read_document",
     ],
     "compiler_tools._contract_tests.loading": [
         "InvalidTestFiles",
         "load_tests",
-        "read_document",
         "unsigned_bundle_tests",
     ],
     "compiler_tools._contract_tests.running": ["failing_expectations", "run_tests"],

@@ -20,7 +20,13 @@ from compiler._errors import InvalidInput
 from compiler._input import Contract
 from compiler._json_reader import parse_json
 from compiler._widenings import Widening, contract_widenings
-from compiler_tools._contract_tests.files import CONTRACT_FILE, FORMAT, SUFFIXES, ContractFile
+from compiler_tools._contract_tests.files import (
+    CONTRACT_FILE,
+    FORMAT,
+    SUFFIXES,
+    ContractFile,
+    read_document,
+)
 from compiler_tools._contract_tests.loading import (
     ContractTests,
     InvalidTestFiles,
@@ -28,7 +34,6 @@ from compiler_tools._contract_tests.loading import (
     _parse,
     _problem,
     read_bundle,
-    read_document,
 )
 
 BUNDLE_FORMAT_PREFIX = "evidence-workbench.bundle/"

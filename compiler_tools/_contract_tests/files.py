@@ -1,15 +1,19 @@
 """The test directory's file format: the pydantic models of the contract, corpus and scenario
-files (`schema --tests` prints their JSON Schema).
+files (`schema --tests` prints their JSON Schema), and reading one file's document.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from compiler._codes import authority_tier
+from compiler._errors import InvalidInput
 from compiler._input import Contract
+from compiler._json_reader import parse_json
 
 FORMAT = "evidence-compiler.tests/1"
 CONTRACT_FILE = "contract"
@@ -128,3 +132,32 @@ def file_schemas() -> dict[str, Any]:
         "scenario": ScenarioFile.model_json_schema(),
         "corpus": CorpusFile.model_json_schema(),
     }
+
+
+def read_document(file: Path) -> Any:
+    """A test file's value: JSON through the CLI's safe parser, YAML through its safe loader
+    (`compiler_tools._untrusted_yaml`: measured before it is built; dates and times read back
+    as ISO strings, as in JSON)."""
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput([{"loc": [], "msg": f"cannot be read ({exc.strerror})"}]) from None
+    if file.suffix == ".json":
+        return parse_json(data)
+    try:  # PyYAML is an optional extra (evidence-compiler[yaml]): say so when it is missing
+        import yaml  # noqa: F401
+
+        from compiler_tools._untrusted_yaml import parse_yaml
+    except ImportError:
+        raise InvalidInput([{"loc": [], "msg": NEEDS_YAML}]) from None
+    return _iso_dates(parse_yaml(data))
+
+
+def _iso_dates(value: Any) -> Any:
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _iso_dates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_iso_dates(v) for v in value]
+    return value

@@ -4,7 +4,6 @@ every problem with its file and location.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,17 +14,16 @@ from pydantic import BaseModel, ValidationError
 from compiler._codes import authority_tier
 from compiler._errors import InvalidInput
 from compiler._input import CompileInput, Contract
-from compiler._json_reader import parse_json
 from compiler._perturb.arguments import Perturbation
 from compiler._validate_input import load_input
 from compiler_tools._contract_tests.files import (
     CONTRACT_FILE,
-    NEEDS_YAML,
     SUFFIXES,
     ContractFile,
     CorpusFile,
     Expected,
     ScenarioFile,
+    read_document,
 )
 
 TESTS_FOR_A_BUNDLE = (
@@ -363,35 +361,6 @@ def _parse(file: Path, model: type[BaseModel], problems: list[dict[str, Any]]) -
     except ValidationError as exc:
         problems.extend(_problem(file, list(e["loc"]), e["msg"]) for e in exc.errors())
         return None
-
-
-def read_document(file: Path) -> Any:
-    """A test file's value: JSON through the CLI's safe parser, YAML through its safe loader
-    (`compiler_tools._untrusted_yaml`: measured before it is built; dates and times read back
-    as ISO strings, as in JSON)."""
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        raise InvalidInput([{"loc": [], "msg": f"cannot be read ({exc.strerror})"}]) from None
-    if file.suffix == ".json":
-        return parse_json(data)
-    try:  # PyYAML is an optional extra (evidence-compiler[yaml]): say so when it is missing
-        import yaml  # noqa: F401
-
-        from compiler_tools._untrusted_yaml import parse_yaml
-    except ImportError:
-        raise InvalidInput([{"loc": [], "msg": NEEDS_YAML}]) from None
-    return _iso_dates(parse_yaml(data))
-
-
-def _iso_dates(value: Any) -> Any:
-    if isinstance(value, dt.date | dt.datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _iso_dates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_iso_dates(v) for v in value]
-    return value
 
 
 def _problem(file: Path, loc: Iterable[Any], msg: str) -> dict[str, Any]:
