@@ -185,7 +185,7 @@ def chunk_execute(*, chunk_id: int) -> ReceiptReplayChunk:
     row = ReceiptReplay.objects.select_related("version").get(pk=chunk.replay_id)
     if row.status == ReceiptReplay.Status.FAILED:
         return chunk
-    shared = _shared_by_slices(row.pk)
+    shared = _shared_by_slices(row)
     try:
         if "contract" not in shared:
             shared["contract"] = compiled_contract(row.version)
@@ -201,14 +201,17 @@ def chunk_execute(*, chunk_id: int) -> ReceiptReplayChunk:
 # on: a worker takes slice after slice of a replay, and reading the contract and the key set
 # (a dozen queries) and verifying each bundle again for every slice made a fixed cost of a
 # slice that two workers then both paid. The first slice of a replay a worker takes reads
-# them; a slice of another replay starts afresh.
+# them; a slice of another replay starts afresh. A replay is told apart by its row's id and
+# creation time together: an id alone comes back (SQLite reuses the highest rowid once its row
+# is deleted), and a stale key set or contract would refuse or misjudge every receipt.
 _slices_of: dict[str, Any] = {"replay": None}
 
 
-def _shared_by_slices(replay_id: int) -> dict[str, Any]:
+def _shared_by_slices(row: ReceiptReplay) -> dict[str, Any]:
     global _slices_of
-    if _slices_of["replay"] != replay_id:
-        _slices_of = {"replay": replay_id, "verified": {}}
+    replay = (row.pk, row.created_at, row.version_id)
+    if _slices_of["replay"] != replay:
+        _slices_of = {"replay": replay, "verified": {}}
     return _slices_of
 
 
