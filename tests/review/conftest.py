@@ -84,11 +84,9 @@ def wide_type(owner, reviewer, catalogue, devices):
     """wide_type(count) -> (decision type, its draft): ten propositions and `count`
     scenarios, each a distinct compile input, each expecting fact_00 supported and fact_04
     unknown; shared with `reviewer`."""
-    import datetime as dt
-
     from contracts import roles, selectors, services
     from scenarios import services as scenario_services
-    from scenarios.models import Scenario
+    from tests.wide_suite import wide_scenarios
 
     def make(count, key="wide.check"):
         decision_type = services.decision_type_create(
@@ -133,22 +131,13 @@ def wide_type(owner, reviewer, catalogue, devices):
             name="wide",
             document={"candidates": candidates},
         )
-        Scenario.objects.bulk_create(
-            Scenario(
-                decision_type=decision_type,
-                corpus=corpus,
-                name=f"scenario {i:03d}",
-                position=i,
-                principal="ana",
-                roles=["analyst"],
-                purpose="check",
-                entity="E1",
-                decision_date=dt.date(2026, 6, 1) + dt.timedelta(days=i % 30),
-                token_budget=500 + i,  # every scenario a distinct compile input
-                expected_slots={"fact_00": "supported", "fact_04": "unknown"},
-                created_by=owner,
-            )
-            for i in range(count)
+        wide_scenarios(
+            decision_type,
+            corpus,
+            owner,
+            range(count),
+            expected_slots=lambda i: {"fact_00": "supported", "fact_04": "unknown"},
+            token_budget=lambda i: 500 + i,  # every scenario a distinct compile input
         )
         for person in (owner, reviewer):
             devices.ensure(person)

@@ -21,7 +21,8 @@ from compiler import PROBE_OPERATORS
 from contracts import selectors as contract_selectors
 from contracts import services as contract_services
 from scenarios import runner, selectors, services
-from scenarios.models import Scenario, ScenarioResult, SuiteRun, SuiteRunChunk
+from scenarios.models import ScenarioResult, SuiteRun, SuiteRunChunk
+from tests.wide_suite import wide_scenarios
 
 PROPOSITIONS = [f"fact_{i:02d}" for i in range(10)]
 
@@ -84,23 +85,15 @@ def wide(db, owner, catalogue):
 
 
 def add_scenarios(decision_type, corpus, owner, count, start=0):
-    Scenario.objects.bulk_create(
-        Scenario(
-            decision_type=decision_type,
-            corpus=corpus,
-            name=f"scenario {i:03d}",
-            position=i,
-            principal="ana",
-            roles=["analyst"],
-            purpose="check",
-            entity="E1",
-            decision_date=dt.date(2026, 6, 1) + dt.timedelta(days=i % 30),
-            token_budget=500,
-            expected_slots={"fact_00": "supported", "fact_09": "unknown"}
-            | ({"fact_01": "contradicted"} if i % 7 == 0 else {}),
-            created_by=owner,
-        )
-        for i in range(start, start + count)
+    wide_scenarios(
+        decision_type,
+        corpus,
+        owner,
+        range(start, start + count),
+        expected_slots=lambda i: (
+            {"fact_00": "supported", "fact_09": "unknown"}
+            | ({"fact_01": "contradicted"} if i % 7 == 0 else {})
+        ),
     )
 
 
