@@ -30,10 +30,12 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from guardian.models import GroupObjectPermission, UserObjectPermission
 from guardian.shortcuts import get_objects_for_user
 
 from compiler_trust import (
@@ -260,28 +262,73 @@ def key_types(user: User) -> dict[str, list[str]]:
 def key_set_entries() -> list[dict[str, Any]]:
     """Every key this workbench knows (retired ones too), with its owner, roles and the
     decision types of each role, in the shape `compiler_trust.key_set_json` writes."""
-    grants: dict[int, dict[str, Any]] = {}
-    entries: list[dict[str, Any]] = []
-    for key in all_keys():
-        if key.user_id not in grants:
-            types = key_types(key.user)
-            grants[key.user_id] = {
-                "roles": key_roles(key.user),
-                "publish_types": types["publish"],
-                "approve_types": types["approve"],
+    keys = list(all_keys())
+    grants = _grants({key.user for key in keys})
+    return [
+        {
+            "person": key.user.get_username(),
+            **grants[key.user_id],
+            "retired": not key.is_active,
+            "origin": key.origin,
+            "valid_from": _iso(key.created_at),
+            "revoked_at": _iso(key.revoked_at),
+            "public_key": key.public_key_pem,
+        }
+        for key in keys
+    ]
+
+
+def _grants(people: set[User]) -> dict[int, dict[str, Any]]:
+    """`key_roles` and `key_types` of each of `people`, read for all of them at once (a few
+    queries whatever their number) rather than person by person: publishing and every
+    bundle import read the whole key set."""
+    every_type = dict(DecisionType.objects.values_list("pk", "key"))
+    groups: dict[int, set[int]] = {person.pk: set() for person in people}
+    group_names: dict[int, str] = {}
+    memberships = get_user_model().groups.through.objects.filter(user_id__in=groups)
+    for user_id, group_id, name in memberships.values_list("user_id", "group_id", "group__name"):
+        groups[user_id].add(group_id)
+        group_names[group_id] = name
+    content_type = ContentType.objects.get_for_model(DecisionType)
+    held: dict[str, dict[int, set[str]]] = {}
+    for role, codename in (("publish", roles.EDIT), ("approve", roles.REVIEW)):
+        grants = {"permission__content_type": content_type, "permission__codename": codename}
+        by_group: dict[int, set[str]] = {}
+        for group_id, pk in GroupObjectPermission.objects.filter(
+            group_id__in=group_names, **grants
+        ).values_list("group_id", "object_pk"):
+            by_group.setdefault(group_id, set()).add(pk)
+        by_user: dict[int, set[str]] = {user_id: set() for user_id in groups}
+        for user_id, pk in UserObjectPermission.objects.filter(
+            user_id__in=groups, **grants
+        ).values_list("user_id", "object_pk"):
+            by_user[user_id].add(pk)
+        held[role] = {
+            user_id: {
+                key
+                for pk, key in every_type.items()
+                if str(pk) in pks.union(*(by_group.get(g, ()) for g in groups[user_id]))
             }
-        entries.append(
-            {
-                "person": key.user.get_username(),
-                **grants[key.user_id],
-                "retired": not key.is_active,
-                "origin": key.origin,
-                "valid_from": _iso(key.created_at),
-                "revoked_at": _iso(key.revoked_at),
-                "public_key": key.public_key_pem,
-            }
-        )
-    return entries
+            for user_id, pks in by_user.items()
+        }
+    site_groups = {"publish": roles.POLICY_OWNERS, "approve": roles.RISK_REVIEWERS}
+    result: dict[int, dict[str, Any]] = {}
+    for person in people:
+        if person.is_superuser:
+            types = {role: set(every_type.values()) for role in site_groups}
+        else:
+            types = {role: held[role][person.pk] for role in site_groups}
+        names = {group_names[g] for g in groups[person.pk]}
+        result[person.pk] = {
+            "roles": [
+                role
+                for role, group in site_groups.items()
+                if person.is_superuser or group in names or types[role]
+            ],
+            "publish_types": sorted(types["publish"]),
+            "approve_types": sorted(types["approve"]),
+        }
+    return result
 
 
 def trusted_public_keys(*, new_type: str | None = None) -> dict[str, TrustedKey]:

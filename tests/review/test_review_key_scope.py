@@ -207,3 +207,52 @@ def test_the_api_key_set_carries_the_types(harbour, devices, client):
         "amos": ([], [BERTH]),
     }
     assert PILOTAGE not in response.content.decode()
+
+
+def test_the_key_set_read_at_once_is_each_persons_roles_and_types(
+    harbour, make_user, devices, key_from_before
+):
+    """The key set is read for every key holder at once; each entry says what reading that
+    person's roles alone says, a type granted to a group of theirs and a superuser's every
+    type included, and adding key holders adds no query."""
+    from django.contrib.auth.models import Group
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from guardian.shortcuts import assign_perm
+
+    from publishing import signing
+
+    with CaptureQueriesContext(connection) as few:
+        signing.key_set_entries()
+    pilots = Group.objects.create(name="Pilotage reviewers")
+    cora = make_user("cora")
+    cora.groups.add(pilots)
+    assign_perm(f"contracts.{roles.REVIEW}", pilots, DecisionType.objects.get(key=PILOTAGE))
+    key_from_before(cora)  # she reviews pilotage through her group alone
+    devices.ensure(make_user("root2", superuser=True))
+    key_from_before(make_user("vic", roles.VIEWERS))  # a key kept after losing the role
+    with CaptureQueriesContext(connection) as more:
+        entries = signing.key_set_entries()
+
+    assert len(more) == len(few)
+    assert {entry["person"] for entry in entries} == {
+        "ada",
+        "amos",
+        "bruno",
+        "cora",
+        "root2",
+        "vic",
+    }
+    for entry in entries:
+        person = type(harbour["ada"]).objects.get(username=entry["person"])
+        types = signing.key_types(person)
+        assert entry["roles"] == signing.key_roles(person), entry["person"]
+        assert (entry["publish_types"], entry["approve_types"]) == (
+            types["publish"],
+            types["approve"],
+        ), entry["person"]
+    by_person = {entry["person"]: entry for entry in entries}
+    assert by_person["cora"]["approve_types"] == [PILOTAGE]
+    assert by_person["cora"]["roles"] == ["approve"]
+    assert by_person["root2"]["publish_types"] == [BERTH, PILOTAGE]
+    assert by_person["vic"]["roles"] == []
