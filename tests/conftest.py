@@ -53,6 +53,13 @@ if importlib.util.find_spec("pytest_django") is not None:
         to the checkout's var/demo-keys."""
         settings.DEMO_KEYS_DIR = _demo_keys_dir(tmp_path_factory)
 
+    @pytest.fixture(autouse=True)
+    def _a_new_test_for_the_world():
+        """The shared world counts the rows it writes in each test (shared_world.World)."""
+        from shared_world import WORLD
+
+        WORLD.begin_test()
+
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker, request, tmp_path_factory):
@@ -66,6 +73,7 @@ def django_db_setup(django_db_setup, django_db_blocker, request, tmp_path_factor
         django_db_blocker.unblock(),
         override_settings(DEMO_KEYS_DIR=_demo_keys_dir(tmp_path_factory)),
     ):
+        WORLD.folder = tmp_path_factory.mktemp("world")
         WORLD.record(wanted)
 
 

@@ -1,14 +1,18 @@
 """The parts of the test world (the people, catalogue and types of tests/conftest.py, the
-demo workspace, the review suite's scenarios), built once per test process and copied into
-each test that asks for them.
+demo workspace, the review suite's scenarios and its versions in review, approved and
+published), built once per test process and copied into each test that asks for them.
 
 Building a part through the services (audit events, guardian grants, snapshots, scenario
-runs) costs far more than inserting the rows it leaves behind. So at the start of the
-session (`django_db_setup` in tests/conftest.py) each part the collected tests ask for is
-built on a database holding only the parts it is built on, inside a savepoint that is rolled
-back, and its rows are kept. A test's fixture then inserts the part's rows in the test's
-transaction, which the test's rollback removes. A test sees what building its parts would
-have left, and nothing of the parts it did not ask for.
+runs, impact reports, signatures) costs far more than writing the rows it leaves behind. So
+at the start of the session (`django_db_setup` in tests/conftest.py) each part the collected
+tests ask for is built on a database holding only the parts it is built on, inside a
+savepoint that is rolled back, and what it did to the tables is kept: the rows it added, the
+rows it changed (as they were and as it left them) and the rows it deleted. A test's fixture
+then writes that in the test's transaction, which the test's rollback removes. A test sees
+what building its parts would have left, and nothing of the parts it did not ask for.
+
+A part that changes or deletes rows is copied only while those rows are exactly as it found
+them; a test whose earlier fixtures changed them gets the part built instead.
 
 Each part is built with the tables' id counters moved to a range of its own, far above what
 a test creates, so a test's own rows never take an id a part's rows need, whatever order the
@@ -22,9 +26,12 @@ here.
 from __future__ import annotations
 
 import io
+import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -42,13 +49,17 @@ from contracts.models import DecisionType
 ID_RANGE = 1_000_000
 
 
-class PartChangedEarlierRows(AssertionError):
-    """Building a part changed or deleted rows it found: inserting its new rows would not
-    give a test what building it gives."""
+Rows = dict[type[models.Model], list[dict[str, Any]]]
 
 
-# The rows a part adds, by model.
-Part = dict[type[models.Model], list[dict[str, Any]]]
+@dataclass(frozen=True)
+class Part:
+    """What building a part did to the tables, by model."""
+
+    added: Rows
+    # Each changed row as the part found it and as it left it.
+    changed: dict[type[models.Model], list[tuple[dict[str, Any], dict[str, Any]]]]
+    deleted: Rows
 
 
 def _models() -> list[type[models.Model]]:
@@ -102,14 +113,41 @@ def _record(index: int, build: Callable[[], None]) -> Part:
     before = _tables_state()
     _move_id_counters((index + 1) * ID_RANGE)
     build()
-    part: Part = {}
+    part = Part(added={}, changed={}, deleted={})
     for model, rows in _tables_state().items():
         earlier = before[model]
-        if any(rows.get(pk) != row for pk, row in earlier.items()):
-            raise PartChangedEarlierRows(f"{build} changed or deleted {model._meta.label} rows")
-        if inserted := [row for pk, row in rows.items() if pk not in earlier]:
-            part[model] = inserted
+        if added := [row for pk, row in rows.items() if pk not in earlier]:
+            part.added[model] = added
+        if changed := [(row, rows[pk]) for pk, row in earlier.items() if rows.get(pk, row) != row]:
+            part.changed[model] = changed
+        if deleted := [row for pk, row in earlier.items() if pk not in rows]:
+            part.deleted[model] = deleted
     return part
+
+
+def _found_as_recorded(part: Part) -> bool:
+    """Whether the rows the part changes or deletes are as it found them when it was built."""
+    found: dict[type[models.Model], list[dict[str, Any]]] = {
+        model: [row for row, _ in pairs] for model, pairs in part.changed.items()
+    }
+    for model, rows in part.deleted.items():
+        found.setdefault(model, []).extend(rows)
+    for model, rows in found.items():
+        pk = model._meta.pk.attname
+        now = model._base_manager.using("default").filter(pk__in=[row[pk] for row in rows])
+        current = {row[pk]: row for row in now.order_by().values(*_columns(model))}
+        if any(current.get(row[pk]) != row for row in rows):
+            return False
+    return True
+
+
+def _net(part: Part) -> Counter[type[models.Model]]:
+    written: Counter[type[models.Model]] = Counter()
+    for model, rows in part.added.items():
+        written[model] += len(rows)
+    for model, rows in part.deleted.items():
+        written[model] -= len(rows)
+    return written
 
 
 def _make_person(username: str, groups: tuple[str, ...] = (), superuser: bool = False) -> None:
@@ -229,6 +267,11 @@ def _with_prerequisites(names: Iterable[str]) -> list[str]:
 class World:
     def __init__(self) -> None:
         self._parts: dict[str, Part] = {}
+        # Each table's rows on the migrated database, and those the world wrote in this test.
+        self._empty: dict[type[models.Model], int] = {}
+        self._written: Counter[type[models.Model]] = Counter()
+        # Files a part writes outside the database (people's key files): the session's.
+        self.folder = Path(tempfile.gettempdir())
         post_migrate.connect(self._forget)
 
     def _forget(self, **kwargs: object) -> None:
@@ -239,6 +282,7 @@ class World:
         """Build the parts `names` ask for (and those they are built on), each on an
         otherwise empty database, and keep their rows; the database is left as it was."""
         parts: dict[str, Part] = {}
+        self._empty = _row_counts(_models())
         with transaction.atomic():
             for name in _with_prerequisites(names):
                 savepoint = transaction.savepoint_create()
@@ -248,15 +292,38 @@ class World:
                 transaction.savepoint_rollback(savepoint)
         self._parts = parts
 
+    def begin_test(self) -> None:
+        self._written = Counter()
+
     def insert(self, name: str) -> None:
         """Give the test the rows of part `name` (its fixtures have already given it the
-        parts it is built on). A transactional test, a test after a flush, or a test that
-        already has people where the part expects none, gets the part built instead."""
+        parts it is built on). A transactional test, a test after a flush, a test that wrote
+        rows of its own first, or one that already has people where the part expects none,
+        gets the part built instead."""
         part = self._parts.get(name)
-        if part is None or not connection.in_atomic_block or not RECIPES[name].fits():
+        if (
+            part is None
+            or not connection.in_atomic_block
+            or not RECIPES[name].fits()
+            or not self._only_the_worlds_rows()
+            or not _found_as_recorded(part)
+        ):
+            before = _row_counts(_models()) if connection.in_atomic_block else None
             RECIPES[name].build()
+            if before is not None:
+                after = _row_counts(_models())
+                self._written.update({model: after[model] - before[model] for model in after})
         else:
             _replay(part)
+            self._written.update(_net(part))
+
+    def _only_the_worlds_rows(self) -> bool:
+        """Whether the test's database holds only the migrated rows and the parts the world
+        wrote in this test. What a part builds may depend on any row (a scenario the test
+        added first changes what publishing its suite writes), and nearly every change a
+        test makes through the services adds a row, an audit event at least."""
+        counts = _row_counts(self._empty)
+        return all(counts[model] == self._empty[model] + self._written[model] for model in counts)
 
     def person(self, name: str):
         """The part's person as a fresh instance (no permission cache from another test)."""
@@ -264,16 +331,38 @@ class World:
         return _person(USERNAMES[name])
 
 
+def _row_counts(tables: Iterable[type[models.Model]]) -> dict[type[models.Model], int]:
+    """Each table's number of rows, in one query."""
+    tables = list(tables)
+    counts = ", ".join(
+        f"(SELECT COUNT(*) FROM {connection.ops.quote_name(model._meta.db_table)})"
+        for model in tables
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {counts}")
+        return dict(zip(tables, cursor.fetchone(), strict=True))
+
+
 def _replay(part: Part) -> None:
-    # One transaction, so the foreign keys (deferred) are checked once every row is in.
+    # One transaction, so the foreign keys (deferred) are checked once every row is written.
     with transaction.atomic():
-        for model, rows in part.items():
+        for model, rows in part.deleted.items():
+            pk = model._meta.pk.attname
+            model._base_manager.using("default").filter(
+                pk__in=[row[pk] for row in rows]
+            )._raw_delete("default")
+        for model, rows in part.added.items():
             # Raw: the values as kept, without auto_now or defaults computed again.
             model._base_manager.using("default")._insert(
                 [SimpleNamespace(**row) for row in rows],
                 fields=model._meta.local_concrete_fields,
                 raw=True,
             )
+        for model, pairs in part.changed.items():
+            pk = model._meta.pk.attname
+            for found, left in pairs:
+                values = {column: value for column, value in left.items() if found[column] != value}
+                model._base_manager.using("default").filter(pk=left[pk]).update(**values)
 
 
 WORLD = World()

@@ -92,3 +92,17 @@ def test_a_transactional_test_gets_its_parts_built(atlas, reviewer):
     from contracts import roles
 
     assert roles.REVIEW in get_perms(reviewer, atlas)
+
+
+def test_a_part_asked_for_after_the_tests_own_rows_is_built(
+    make_user, owner, reviewer, viewer, catalogue_manager
+):
+    """What a part builds may depend on rows the test wrote first, so it is built, not copied."""
+    from shared_world import ID_RANGE, WORLD
+
+    from contracts.models import DecisionType
+
+    make_user("zed")
+    WORLD.insert("catalogue")
+    WORLD.insert("atlas")
+    assert DecisionType.objects.get().pk < ID_RANGE  # its own id: built in the test

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from identity_provider.harness import ACCESS_CONTACT, PROVIDER_NAME, password_of
 
-pytestmark = pytest.mark.browser
+# One worker starts the test provider for all of its tests (pytest-xdist's loadgroup).
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("identity_provider")]
 
 
 @pytest.fixture

@@ -3,7 +3,10 @@ Atlas type, and versions in each state of the review flow."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
+from shared_world import add_part
 
 
 @pytest.fixture
@@ -36,7 +39,14 @@ def key_from_before(devices):
 
 @pytest.fixture
 def keys(owner, reviewer, devices):
-    return {"owner": devices.ensure(owner), "reviewer": devices.ensure(reviewer)}
+    """The owner's and the reviewer's key files in `devices`, their public halves registered."""
+    from shared_world import WORLD
+
+    from publishing import signing
+
+    WORLD.insert("keys")
+    shutil.copytree(_world_keys().directory, devices.directory, dirs_exist_ok=True)
+    return {"owner": signing.signing_key(owner), "reviewer": signing.signing_key(reviewer)}
 
 
 @pytest.fixture
@@ -50,28 +60,86 @@ def suite(atlas, owner):
 
 @pytest.fixture
 def submitted(suite, draft, owner, keys):
-    from publishing import review
-
-    draft.refresh_from_db()
-    return review.version_submit(
-        actor=owner, version=draft, expected_lock_version=draft.lock_version
-    )
+    """Atlas's draft (version 1), submitted for review."""
+    return _in_state("submitted", draft)
 
 
 @pytest.fixture
 def approved(submitted, reviewer, devices):
-    from publishing import review
-
-    report = review.report_for(submitted)
-    devices.approve(actor=reviewer, version=submitted, report_sha256=report.sha256)
-    submitted.refresh_from_db()
-    return submitted
+    """`submitted`, approved by the reviewer with a statement signed by their key file."""
+    return _in_state("approved", submitted)
 
 
 @pytest.fixture
 def published(approved, owner, devices):
+    """`approved`, published by the owner: its bundle."""
+    from contracts.models import Bundle
 
-    return devices.publish(actor=owner, version=approved)
+    _in_state("published", approved)
+    return Bundle.objects.get(version=approved)
+
+
+def _in_state(part, version):
+    from shared_world import WORLD
+
+    WORLD.insert(part)
+    version.refresh_from_db()
+    return version
+
+
+# The parts of the shared world (tests/shared_world.py) the fixtures above take their rows
+# from; the key files their people sign with are the world's, which `keys` copies.
+
+
+def _world_keys():
+    from shared_world import WORLD
+
+    from publishing.demo import KeyFiles
+
+    return KeyFiles(WORLD.folder / "keys")
+
+
+def _atlas_draft():
+    from shared_world import _person
+
+    from contracts import demo, selectors
+    from contracts.models import DecisionType
+
+    atlas = DecisionType.objects.get(key=demo.ATLAS.key)
+    return _person("olivia"), _person("rafael"), selectors.current_version(decision_type=atlas)
+
+
+def _register_keys() -> None:
+    from shared_world import _person
+
+    for username in ("olivia", "rafael"):
+        _world_keys().ensure(_person(username))
+
+
+def _submit() -> None:
+    from publishing import review
+
+    owner, _, draft = _atlas_draft()
+    review.version_submit(actor=owner, version=draft, expected_lock_version=draft.lock_version)
+
+
+def _approve() -> None:
+    from publishing import review
+
+    _, reviewer, version = _atlas_draft()
+    report = review.report_for(version)
+    _world_keys().approve(actor=reviewer, version=version, report_sha256=report.sha256)
+
+
+def _publish() -> None:
+    owner, _, version = _atlas_draft()
+    _world_keys().publish(actor=owner, version=version)
+
+
+add_part("keys", _register_keys, after=("owner", "reviewer"))
+add_part("submitted", _submit, after=("suite", "keys"))
+add_part("approved", _approve, after=("submitted",))
+add_part("published", _publish, after=("approved",))
 
 
 # The wide type's ten propositions: the first three stood for by facility records, the next
