@@ -344,13 +344,20 @@ def _row_counts(tables: Iterable[type[models.Model]]) -> dict[type[models.Model]
 
 
 def _replay(part: Part) -> None:
-    # One transaction, so the foreign keys (deferred) are checked once every row is written.
+    # One transaction, so the foreign keys (deferred) are checked once every row is written;
+    # the rows it found changed before the new ones come (a version published, then the
+    # next draft: one open version a type).
     with transaction.atomic():
         for model, rows in part.deleted.items():
             pk = model._meta.pk.attname
             model._base_manager.using("default").filter(
                 pk__in=[row[pk] for row in rows]
             )._raw_delete("default")
+        for model, pairs in part.changed.items():
+            pk = model._meta.pk.attname
+            for found, left in pairs:
+                values = {column: value for column, value in left.items() if found[column] != value}
+                model._base_manager.using("default").filter(pk=left[pk]).update(**values)
         for model, rows in part.added.items():
             # Raw: the values as kept, without auto_now or defaults computed again.
             model._base_manager.using("default")._insert(
@@ -358,11 +365,6 @@ def _replay(part: Part) -> None:
                 fields=model._meta.local_concrete_fields,
                 raw=True,
             )
-        for model, pairs in part.changed.items():
-            pk = model._meta.pk.attname
-            for found, left in pairs:
-                values = {column: value for column, value in left.items() if found[column] != value}
-                model._base_manager.using("default").filter(pk=left[pk]).update(**values)
 
 
 WORLD = World()

@@ -121,9 +121,48 @@ def _finish_a_run() -> None:
     services.run_start(actor=owner, version=selectors.current_version(decision_type=atlas))
 
 
+def _review_the_demo() -> None:
+    import io
+
+    from publishing import demo as publishing_demo
+    from scenarios import demo
+
+    demo.load(io.StringIO(), queue_runs=False)
+    publishing_demo.load_review(io.StringIO())
+
+
+def _run_demo_version_2() -> None:
+    from contracts.models import ContractVersion
+    from scenarios import demo, services
+
+    owner, _ = _owner_and_atlas()
+    version = ContractVersion.objects.get(decision_type__key=demo.ATLAS_KEY, number=2)
+    services.run_start(actor=owner, version=version)
+
+
 add_part("corpus", _make_corpus, after=("atlas", "owner"))
 add_part("scenario", _make_scenario, after=("atlas", "owner", "corpus"))
 add_part("finished_run", _finish_a_run, after=("owner", "atlas", "scenario"))
+add_part("demo_versions", _review_the_demo, after=("demo_workspace",))
+add_part("demo_run", _run_demo_version_2, after=("demo_versions",))
+
+
+@pytest.fixture
+def demo_versions(demo_workspace):
+    """The demo's scenarios and review: Atlas version 1 published, version 2 in review."""
+    WORLD.insert("demo_versions")
+
+
+@pytest.fixture
+def demo_run(demo_versions):
+    """A real run of the demo's version 2: violations, findings and expected verdicts."""
+    from scenarios import demo
+    from scenarios.models import SuiteRun
+
+    WORLD.insert("demo_run")
+    return SuiteRun.objects.filter(
+        version__decision_type__key=demo.ATLAS_KEY, version__number=2
+    ).latest("pk")
 
 
 @pytest.fixture

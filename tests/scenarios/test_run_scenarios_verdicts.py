@@ -10,16 +10,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from publishing import demo as publishing_demo
 from scenarios import demo
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def demo_versions(demo_workspace):
-    demo.load(io.StringIO(), queue_runs=False)
-    publishing_demo.load_review(io.StringIO())
 
 
 def test_demo_version_1_has_no_violation(demo_versions):

@@ -7,19 +7,15 @@ groups or a grouped query give exactly what counting the verdicts in `flips` giv
 from __future__ import annotations
 
 import importlib
-import io
 from collections import Counter
 
 import pytest
 from django.apps import apps
-from django.contrib.auth import get_user_model
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from compiler import PROBE_OPERATORS, RELATIONS
-from contracts.models import ContractVersion
-from publishing import demo as publishing_demo
-from scenarios import demo, selectors, services
+from scenarios import selectors
 from scenarios.models import ScenarioResult, SuiteRun
 
 pytestmark = pytest.mark.django_db
@@ -28,13 +24,8 @@ backfill = importlib.import_module("scenarios.migrations.0009_verdict_counts_and
 
 
 @pytest.fixture
-def run(demo_workspace):
-    """A real run of the demo's version 2: violations, findings and expected verdicts."""
-    demo.load(io.StringIO(), queue_runs=False)
-    publishing_demo.load_review(io.StringIO())
-    version = ContractVersion.objects.get(decision_type__key=demo.ATLAS_KEY, number=2)
-    olivia = get_user_model().objects.get(username="olivia")
-    return services.run_start(actor=olivia, version=version)
+def run(demo_run):
+    return demo_run
 
 
 def recounted(run):

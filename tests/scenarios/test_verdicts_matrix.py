@@ -4,24 +4,15 @@ findings, then the detail rows filtered to violations and findings unless `?show
 
 from __future__ import annotations
 
-import io
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from contracts.models import ContractVersion
-from publishing import demo as publishing_demo
 from scenarios import demo, selectors, services
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def demo_versions(demo_workspace):
-    demo.load(io.StringIO(), queue_runs=False)
-    publishing_demo.load_review(io.StringIO())
 
 
 def _run(number, **kwargs):
