@@ -208,6 +208,14 @@ def demo_workspace(db):
     WORLD.insert("demo_workspace")
 
 
+@pytest.fixture
+def demo_versions(demo_workspace):
+    """The demo's scenarios and review: Atlas version 1 published, version 2 in review."""
+    from shared_world import WORLD
+
+    WORLD.insert("demo_versions")
+
+
 # --------------------------------------------------------------------------- processes of their own
 
 

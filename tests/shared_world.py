@@ -193,6 +193,14 @@ def _demo_scenarios() -> None:
     scenarios_demo.load(io.StringIO(), queue_runs=False)
 
 
+def _review_the_demo() -> None:
+    from publishing import demo as publishing_demo
+    from scenarios import demo as scenarios_demo
+
+    scenarios_demo.load(io.StringIO(), queue_runs=False)
+    publishing_demo.load_review(io.StringIO())
+
+
 def _load_demo() -> None:
     call_command("load_demo", stdout=io.StringIO())
 
@@ -230,6 +238,7 @@ RECIPES: dict[str, Recipe] = {
     "refund": Recipe(_refund, after=("catalogue", "other_owner")),
     "suite": Recipe(_demo_scenarios, after=("atlas", "owner"), fits=_no_refund_desk),
     "demo_workspace": Recipe(lambda: contracts_demo.load(io.StringIO()), fits=_no_people),
+    "demo_versions": Recipe(_review_the_demo, after=("demo_workspace",)),
     "demo": Recipe(_load_demo, fits=_no_people),
 }
 

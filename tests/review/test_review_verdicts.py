@@ -5,8 +5,6 @@ records what was acknowledged."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -23,9 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def versions(demo_workspace):
-    demo.load(io.StringIO(), queue_runs=False)
-    publishing_demo.load_review(io.StringIO())
+def versions(demo_versions):
     by_number = {
         v.number: v for v in ContractVersion.objects.filter(decision_type__key=demo.ATLAS_KEY)
     }

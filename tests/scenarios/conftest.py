@@ -121,16 +121,6 @@ def _finish_a_run() -> None:
     services.run_start(actor=owner, version=selectors.current_version(decision_type=atlas))
 
 
-def _review_the_demo() -> None:
-    import io
-
-    from publishing import demo as publishing_demo
-    from scenarios import demo
-
-    demo.load(io.StringIO(), queue_runs=False)
-    publishing_demo.load_review(io.StringIO())
-
-
 def _run_demo_version_2() -> None:
     from contracts.models import ContractVersion
     from scenarios import demo, services
@@ -143,14 +133,7 @@ def _run_demo_version_2() -> None:
 add_part("corpus", _make_corpus, after=("atlas", "owner"))
 add_part("scenario", _make_scenario, after=("atlas", "owner", "corpus"))
 add_part("finished_run", _finish_a_run, after=("owner", "atlas", "scenario"))
-add_part("demo_versions", _review_the_demo, after=("demo_workspace",))
 add_part("demo_run", _run_demo_version_2, after=("demo_versions",))
-
-
-@pytest.fixture
-def demo_versions(demo_workspace):
-    """The demo's scenarios and review: Atlas version 1 published, version 2 in review."""
-    WORLD.insert("demo_versions")
 
 
 @pytest.fixture
