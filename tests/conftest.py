@@ -23,7 +23,10 @@ CHROMIUM_MISSING = (
 )
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-django's order: database tests, then the rest
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Long tests without a database first: at the end they leave the other workers idle.
+    items.sort(key=lambda item: "long_process" not in item.keywords)
     if CHROMIUM.exists():
         return
     skip = pytest.mark.skip(reason=CHROMIUM_MISSING)

@@ -20,8 +20,11 @@ from pathlib import Path
 import pytest
 from sqlite_files import MANAGE, built_once, copy_database, dev_environment, manage
 
-# The Atlas stories and copies: three chunks, seconds of work, killed after its first commit.
-SCENARIOS = 150
+pytestmark = pytest.mark.long_process
+
+# Three chunks of twenty: a kill lands inside a run that other chunks outlast.
+SCENARIOS = 60
+CHUNK = "20"
 STALE_SECONDS = 1.0
 
 FILL = f"""
@@ -67,7 +70,11 @@ def wait_for(condition, what: str, timeout: float = 120.0):
 @pytest.fixture
 def worker_env() -> dict[str, str]:
     """The workers' settings (a test parametrizes its own)."""
-    return {"SUITE_RUN_HEARTBEAT_SECONDS": "0.2", "SUITE_RUN_STALE_SECONDS": str(STALE_SECONDS)}
+    return {
+        "SUITE_RUN_HEARTBEAT_SECONDS": "0.2",
+        "SUITE_RUN_STALE_SECONDS": str(STALE_SECONDS),
+        "SUITE_RUN_CHUNK_SCENARIOS": CHUNK,
+    }
 
 
 @pytest.fixture(scope="session")
@@ -186,6 +193,7 @@ def test_a_worker_killed_mid_run_is_replaced_by_one_that_finishes_the_run(worksp
             "SUITE_RUN_HEARTBEAT_SECONDS": "0.2",
             "SUITE_RUN_STALE_SECONDS": "8",
             "STALE_WORK_CHECK_SECONDS": "0.5",
+            "SUITE_RUN_CHUNK_SCENARIOS": CHUNK,
         }
     ],
 )
