@@ -22,7 +22,8 @@ from compiler_tools import ContractFile
 ROOT = Path(__file__).resolve().parents[2]
 EXPORT = ROOT / "bench" / "domains" / "export_licence"
 EXPORT_TYPE = "export.dual_use.general_licence"
-QUERIES = 40
+QUERIES = 20
+DOCUMENTS = 500
 
 
 def publish_export_desk(tmp_path: Path):
@@ -92,7 +93,8 @@ def test_a_retrieval_service_built_from_the_docs_decides_posts_and_is_replayed(
     def run_service() -> dict:
         ran = subprocess.run(
             [sys.executable, str(ROOT / "examples" / "retrieval_service.py"), live_server.url,
-             str(token_file), str(work), "--queries", str(QUERIES)],
+             str(token_file), str(work), "--queries", str(QUERIES),
+             "--documents", str(DOCUMENTS)],
             capture_output=True, text=True, timeout=600,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )  # fmt: skip
@@ -103,7 +105,7 @@ def test_a_retrieval_service_built_from_the_docs_decides_posts_and_is_replayed(
     print(json.dumps(summary, indent=1))  # shown when an assertion fails
     assert summary["bundle"]["decision_type"] == EXPORT_TYPE
     assert summary["bundle"]["version"] == "1"
-    assert summary["documents"] == 2000
+    assert summary["documents"] == DOCUMENTS
     assert summary["decisions"] == QUERIES
     assert summary["results"] == {"compiled": QUERIES}
     assert summary["receipts"] == {"accepted": QUERIES, "duplicate": 0, "refused": 0}
