@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 from identity_provider.harness import ACCESS_CONTACT, PROVIDER_NAME, password_of
 
-# One worker starts the test provider for all of its tests (pytest-xdist's loadgroup).
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("identity_provider")]
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture

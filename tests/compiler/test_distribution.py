@@ -193,8 +193,6 @@ def test_the_compilers_own_tests_pass_with_the_wheel_and_no_django(venv, tmp_pat
     tested = subprocess.run(
         [python, "-m", "pytest", str(ROOT / "tests" / "compiler"), "-p", "no:cacheprovider",
          "-q", "-x", f"--ignore={Path(__file__).resolve()}",
-         # The checkout's addopts ask pytest-xdist, which this venv does not have, for loadgroup.
-         "-o", "addopts=-ra --strict-markers",
          *(f"--ignore={HERE / name}" for name in ADAPTER_TESTS)],
         cwd=tmp_path, capture_output=True, text=True,  # away from the checkout's `compiler`
     )  # fmt: skip

@@ -27,9 +27,6 @@ from workbench.accounts.mapping import ROLE_ORDER, SITE_GROUP_NAMES, parse_group
 from workbench.accounts.views import REFUSALS
 from workbench.settings.environment import load_environment
 
-# One worker starts the test provider for all of its tests (pytest-xdist's loadgroup).
-pytestmark = pytest.mark.xdist_group("identity_provider")
-
 CALLBACK = "/sign-in/provider/done/"
 NONCE = "nonce-of-this-sign-in"
 
