@@ -84,22 +84,33 @@ def _suite_lists(request: HtmxRequest, decision_type: Any) -> dict[str, Any]:
     scenario_rows = selectors.scenario_rows(
         decision_type=decision_type, filters=filters, propositions=propositions
     )
+    counts = selectors.suite_counts(decision_type=decision_type)
+    scenarios = paged(request, scenario_rows, count=None if filters.active else counts.scenarios)
+    for row in scenarios:
+        # Each row's link and day here, not with `{% url %}` and `|date` in the loop.
+        row.url = reverse("scenarios:scenario_detail", args=[decision_type.key, row.pk])
+        row.day = row.decision_date.isoformat()
     return {
         "filter_form": filter_form,
         "filters": filters,
-        "scenarios": paged(request, scenario_rows),
+        "scenarios": scenarios,
         "corpora": paged(
-            request, selectors.corpora(decision_type=decision_type), parameter="corpora_page"
+            request,
+            selectors.corpora(decision_type=decision_type),
+            parameter="corpora_page",
+            count=counts.corpora,
         ),
         "archived_scenarios": paged(
             request,
             selectors.archived_scenario_rows(decision_type=decision_type),
             parameter="archived_page",
+            count=counts.archived_scenarios,
         ),
         "archived_corpora": paged(
             request,
             selectors.archived_corpora(decision_type=decision_type),
             parameter="archived_corpora_page",
+            count=counts.archived_corpora,
         ),
     }
 
