@@ -26,6 +26,7 @@ from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion
 from publishing import impact, review
 from publishing.replay import may_replay, recorded_decisions
+from workbench import conditional
 from workbench.forms.review import JustifyForm
 from workbench.http import HtmxRequest
 
@@ -42,7 +43,7 @@ REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed ag
 def version_impact(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The impact report: what a reviewer reads before deciding (anyone who can see the type
     may read it; only a reviewer gets the approve button under it)."""
-    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
+    version = found(conditional.version_read, request, key, number)
     return _render_impact(request, version)
 
 

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
 
 from scenarios import selectors, services
+from workbench import conditional
 from workbench.forms import scenarios as forms
 from workbench.http import HtmxRequest
 
@@ -146,7 +147,7 @@ def run_start(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_GET
 def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
+    run = found(conditional.run_read, request, key, pk)
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
