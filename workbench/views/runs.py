@@ -101,15 +101,20 @@ def _suite_lists(request: HtmxRequest, decision_type: Any) -> dict[str, Any]:
             parameter="corpora_page",
             count=counts.corpora,
         ),
+        # Most types archive nothing: no query is even built for an empty list.
         "archived_scenarios": paged(
             request,
-            selectors.archived_scenario_rows(decision_type=decision_type),
+            selectors.archived_scenario_rows(decision_type=decision_type)
+            if counts.archived_scenarios
+            else [],
             parameter="archived_page",
             count=counts.archived_scenarios,
         ),
         "archived_corpora": paged(
             request,
-            selectors.archived_corpora(decision_type=decision_type),
+            selectors.archived_corpora(decision_type=decision_type)
+            if counts.archived_corpora
+            else [],
             parameter="archived_corpora_page",
             count=counts.archived_corpora,
         ),
