@@ -18,7 +18,7 @@ from django.db.models.functions import Cast
 
 from compiler import COMPILER_VERSION
 from contracts.documents import compiled_contract
-from contracts.models import ContractVersion
+from contracts.models import ContractVersion, SourceClass
 from scenarios.models import Corpus, CorpusCandidate, Scenario
 from scenarios.services import SCENARIO_FIELDS, catalogue_tiers, weak_classes
 
@@ -146,8 +146,8 @@ def _fingerprint(version: ContractVersion) -> str:
         scenarios.aggregate(n=Count("pk"), ids=Sum("pk"), edited=Max("updated_at")),
         corpora.aggregate(n=Count("pk"), ids=Sum("pk"), edited=Max("updated_at")),
         candidates.aggregate(n=Count("pk"), ids=Sum("pk"), edits=Sum("lock_version")),
-        weak_classes(),
-        catalogue_tiers(),
+        # The weak classes and the catalogue's tiers, read in one query.
+        list(SourceClass.objects.order_by("key").values_list("key", "authority_tier", "weak")),
         list(justifications),
     ]
     return hashlib.sha256(_json(parts)).hexdigest()
