@@ -171,7 +171,7 @@ class SuiteCounts:
 def suite_counts(*, decision_type: DecisionType) -> SuiteCounts:
     def counted(rows: Any, archived: bool) -> Coalesce:
         rows = rows.filter(decision_type=OuterRef("pk"), archived_at__isnull=not archived)
-        number = rows.order_by().values("decision_type").annotate(n=Count("pk")).values("n")
+        number = rows.order_by().values("decision_type").annotate(n=Count("*")).values("n")
         return Coalesce(Subquery(number), 0)
 
     counts = (
