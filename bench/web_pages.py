@@ -12,7 +12,8 @@ is then appended to its name, `…/wb_bench_2000`, and that database created if 
 contract, corpora and stories imported with the contract-test import), its stories copied to
 `N` scenarios (bulk inserts), version 1 published over that suite, version 2 a submitted
 draft with one accepted class fewer, both impact reports computed in process, and a finished
-run of version 2. `--keep DIR` keeps each SQLite build in DIR and reuses one built before.
+run of version 2; a PostgreSQL database is then vacuumed and analysed, as autovacuum would.
+`--keep DIR` keeps each SQLite build in DIR and reuses one built before.
 
 Then `gunicorn workbench.wsgi` with `workbench.settings.production` on 127.0.0.1, one person
 signed in (the API called with a service token), and for each page:
@@ -284,6 +285,18 @@ def database_for(args: argparse.Namespace, scenarios: int, here: Path) -> str:
     return parts._replace(path=f"/{name}").geturl()
 
 
+def analyse(url: str) -> None:
+    """PostgreSQL's planner statistics and visibility map, as autovacuum keeps them on a
+    server in use (a bench server may run without it): after the build's bulk inserts the
+    planner would otherwise think each table holds a handful of rows."""
+    if not url.startswith("postgres"):
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("VACUUM (ANALYZE)")
+
+
 @contextmanager
 def gunicorn(env: dict[str, str], here: Path, workers: int, threads: int) -> Iterator[str]:
     port = free_port()
@@ -422,6 +435,7 @@ def measure(args: argparse.Namespace, scenarios: int, here: Path) -> None:
     built = run_child(env, "--stage", "build", "--scenarios", str(scenarios),
                       "--domain", args.domain, "--keys", str(here / "keys"))  # fmt: skip
     built |= run_child(env, "--stage", "renew")  # this run's session and service token
+    analyse(env["DATABASE_URL"])
     print(
         f"\n{built['scenarios']} scenarios of {built['key']} ready in "
         f"{time.perf_counter() - started:.0f} s ({env['DATABASE_URL'].split(':')[0]})"

@@ -188,7 +188,15 @@ class Scenario(Archivable):
         indexes = [
             models.Index(
                 fields=["decision_type", "position", "name", "id"], name="scenario_suite_order"
-            )
+            ),
+            # Counted without reading the rows (PostgreSQL's index-only scans): a type's live
+            # and archived scenarios (the suite page), with what the impact page's
+            # fingerprint sums; and each corpus's live scenarios (its "used by").
+            models.Index(
+                fields=["decision_type", "archived_at", "updated_at", "id"],
+                name="scenario_type_archived",
+            ),
+            models.Index(fields=["corpus", "archived_at"], name="scenario_corpus_archived"),
         ]
 
     def __str__(self) -> str:

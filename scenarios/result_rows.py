@@ -71,12 +71,26 @@ def verdict_counts(verdicts: Sequence[dict[str, Any]]) -> dict[str, dict[str, in
     }
 
 
+# A chunk's sweeps by what they depend on besides the run (`sweep_memo_key`): scenarios with
+# the same request, corpus and per-perturbation expectations compile alike (the compiler is
+# deterministic), so such a scenario is swept once per chunk. Its rows keep the first
+# sweep's compile times.
+SweepMemo = dict[str, tuple[compiling.Sweep, str, str]]
+
+
+def sweep_memo_key(scenario: Scenario) -> str:
+    return json_text(
+        [scenario.request_document(), scenario.corpus_id, scenario.variant_expectations]
+    )
+
+
 def _scenario_rows(
     run: SuiteRun,
     scenario: Scenario,
     contract: Any,
     corpus: compiling.CorpusModels,
     position: int,
+    memo: SweepMemo | None = None,
 ) -> list[dict[str, Any]]:
     """The result rows of one scenario: its base first, then each perturbation."""
     common: dict[str, Any] = {
@@ -84,18 +98,24 @@ def _scenario_rows(
         "scenario_id": scenario.pk,
         "scenario_name": scenario.name,
     }
-    try:
-        document = compiling.scenario_input(scenario.request_document(), contract, corpus)
-    except InvalidInput as exc:
-        # A scenario the compiler cannot read fails its expectations; it has no perturbations.
-        return [common | _invalid_row(exc, position)]
-    swept = compiling.sweep_scenario(
-        document, run.weak_classes, keep_models=False, catalogue=run.catalogue,
-        expectations=scenario.variant_expectations,
-    )  # fmt: skip
+    key = sweep_memo_key(scenario) if memo is not None else ""
+    remembered = memo.get(key) if memo is not None else None
+    if remembered is None:
+        try:
+            document = compiling.scenario_input(scenario.request_document(), contract, corpus)
+        except InvalidInput as exc:
+            # A scenario the compiler cannot read fails its expectations; no perturbations.
+            return [common | _invalid_row(exc, position)]
+        swept = compiling.sweep_scenario(
+            document, run.weak_classes, keep_models=False, catalogue=run.catalogue,
+            expectations=scenario.variant_expectations,
+        )  # fmt: skip
+        base_input = compiling.input_json(swept.base.document, corpus)
+        remembered = (swept, base_input, compiling.text_sha256(base_input))
+        if memo is not None:
+            memo[key] = remembered
+    swept, base_input, base_sha256 = remembered
     base = swept.base
-    base_input = compiling.input_json(base.document, corpus)
-    base_sha256 = compiling.text_sha256(base_input)
     rows = [common | _base_row(scenario, base, base_sha256, position)]
     rows[0]["input_json"] = base_input
     # A failed expectation on one perturbation is reported with the base's: one list a

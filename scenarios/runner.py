@@ -34,6 +34,7 @@ from .audit import Action
 from .models import SuiteRun, SuiteRunChunk
 from .result_rows import (  # the rows a run stores (tests patch them here)
     POSITION_STRIDE,
+    SweepMemo,
     _corpus_models,
     _scenario_rows,
 )
@@ -337,9 +338,11 @@ def _compile_chunk(
     corpora = _corpus_models({s.corpus_id for s in remaining})
     interval = _heartbeat_seconds()
     last_flush = time.perf_counter()
+    memo: SweepMemo = {}
     for done, scenario in enumerate(remaining, start=chunk.done + 1):
         position = (chunk.first + done - 1) * POSITION_STRIDE
-        rows = _scenario_rows(run, scenario, contract, corpora[scenario.corpus_id], position)
+        corpus = corpora[scenario.corpus_id]
+        rows = _scenario_rows(run, scenario, contract, corpus, position, memo)
         if len(rows) > POSITION_STRIDE:
             raise ValueError(
                 TOO_MANY_COMPILES.format(name=scenario.name, count=len(rows), most=POSITION_STRIDE)

@@ -18,7 +18,9 @@ for everyone who may read it) also mixes in, keyed with `SECRET_KEY`:
   asked (htmx asks for a fragment of the same URL).
 
 The permission check runs first, in the same selector the view uses: a person who may no
-longer see the page gets the view's 404, never a 304. Pages with a message waiting are not
+longer see the page gets the view's 404, never a 304. The object read for the ETag (the
+version, the run) is kept on the request for the view (`version_read`, `run_read`), which
+would otherwise read it again. Pages with a message waiting are not
 made conditional (the message shows once). A 304 carries no new Content-Security-Policy,
 so the cached page keeps the policy whose nonce its script tag carries. Answers are marked
 `Cache-Control: private, no-cache` and `Vary: Cookie, HX-Request`: a browser revalidates
@@ -53,22 +55,49 @@ from scenarios.selectors import run_for_user
 State = Callable[..., "tuple[Any, ...] | None"]
 
 
+def read_once[T](request: HttpRequest, key: tuple[Any, ...], read: Callable[[], T]) -> T:
+    """`read()` once per request and `key`: the object a page's ETag was made from is the
+    one its view shows (the version, the run), not read a second time. An object the person
+    may not see raises as `read` does, and nothing is kept."""
+    reads: dict[tuple[Any, ...], Any] = request.__dict__.setdefault("_conditional_reads", {})
+    if key not in reads:
+        reads[key] = read()
+    return reads[key]
+
+
+def version_read(request: HttpRequest, key: str, number: int) -> Any:
+    """The version at `key`/`number` as `selectors.version_for_user` reads it for this
+    person, once per request (`read_once`)."""
+    return read_once(
+        request,
+        ("version", key, number),
+        lambda: selectors.version_for_user(user=request.user, key=key, number=number),
+    )
+
+
+def run_read(request: HttpRequest, key: str, pk: int) -> Any:
+    """The run as `run_for_user` reads it for this person, once per request."""
+    return read_once(
+        request, ("run", key, pk), lambda: run_for_user(user=request.user, key=key, pk=pk)
+    )
+
+
 def _version_bundle(request: HttpRequest, key: str, number: int) -> tuple[Any, ...] | None:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = version_read(request, key, number)
     # The hash alone: the bundle's bytes (megabytes with a large suite) stay in the database.
     sha256 = Bundle.objects.filter(version=version).values_list("sha256", flat=True).first()
     return None if sha256 is None else (sha256,)
 
 
 def _finished_run(request: HttpRequest, key: str, pk: int) -> tuple[Any, ...] | None:
-    run = run_for_user(user=request.user, key=key, pk=pk)
+    run = run_read(request, key, pk)
     if run.is_active:
         return None
     return (run.pk, run.status, run.finished_at, run.requeues, run.version.status)
 
 
 def _ready_impact_report(request: HttpRequest, key: str, number: int) -> tuple[Any, ...] | None:
-    version = selectors.version_for_user(user=request.user, key=key, number=number)
+    version = version_read(request, key, number)
     latest = (
         StoredImpactReport.objects.filter(version=version)
         .order_by("-pk")

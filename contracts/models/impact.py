@@ -28,6 +28,10 @@ class StoredImpactReport(models.Model):
         ContractVersion, on_delete=models.CASCADE, related_name="impact_reports"
     )
     inputs_sha256 = models.CharField(max_length=64)
+    # What the pages find a ready report by (`publishing.impact.inputs_fingerprint`): a hash
+    # of a few aggregates that move whenever an input does, cheap at any suite size; written
+    # once a page has found the report by `inputs_sha256` under those aggregates.
+    inputs_fingerprint = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # The report without its "scenarios" (verdicts, widenings, per proposition, summary…):
     # what the pages print; each scenario's part is an ImpactScenarioEntry.

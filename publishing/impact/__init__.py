@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from .contract_changes import POLICY_WORDS, contract_changes
 from .entries import CHANGE_KINDS, ENTRIES_PER_PAGE, EntriesPage, entries_page
-from .inputs import hashed_once
+from .inputs import hashed_once, inputs_fingerprint
 from .report import FORMAT, ImpactReport, baseline_version, impact_report
 from .sentences import STATE_WORDS
 from .shown import scenarios_shown
@@ -71,6 +71,7 @@ __all__ = [
     "baseline_version",
     "contract_changes",
     "impact_report",
+    "inputs_fingerprint",
     "inputs_sha256",
     "ready_report",
     "report_ensure",

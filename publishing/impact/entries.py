@@ -11,7 +11,7 @@ from typing import Any
 from contracts.models import ImpactScenarioEntry, StoredImpactReport
 
 # Scenarios a page of the report shows.
-ENTRIES_PER_PAGE = 25
+ENTRIES_PER_PAGE = 10
 # The kinds of change a reader filters the scenarios by: each the column that counts it.
 CHANGE_KINDS = {
     "flips": "slot changes",

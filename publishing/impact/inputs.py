@@ -1,6 +1,8 @@
 """The hash of everything a version's impact report is computed from (`inputs_sha256`): the
 key its stored report is kept and found by. A page asks for it once per request
-(`hashed_once`), however many parts of the page look at the report."""
+(`hashed_once`), however many parts of the page look at the report; and a page finds a
+ready report first by `inputs_fingerprint`, a few aggregates over the same inputs, without
+reading every scenario."""
 
 from __future__ import annotations
 
@@ -11,12 +13,12 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from django.db.models import JSONField, Model, TextField
+from django.db.models import Count, JSONField, Max, Model, Sum, TextField
 from django.db.models.functions import Cast
 
 from compiler import COMPILER_VERSION
 from contracts.documents import compiled_contract
-from contracts.models import ContractVersion
+from contracts.models import ContractVersion, SourceClass
 from scenarios.models import Corpus, CorpusCandidate, Scenario
 from scenarios.services import SCENARIO_FIELDS, catalogue_tiers, weak_classes
 
@@ -38,6 +40,11 @@ def hashed_once() -> Iterator[None]:
         yield
     finally:
         _HASHED.reset(token)
+
+
+def reading_page() -> bool:
+    """Whether this is a page's read (inside `hashed_once`), not an action's."""
+    return _HASHED.get() is not None
 
 
 def remembered[T](key: Any, read: Callable[[], T]) -> T:
@@ -108,3 +115,39 @@ def _as_stored(model: type[Model], name: str) -> str | Cast:
 
 def _json(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, default=str, separators=(",", ":")).encode()
+
+
+def inputs_fingerprint(version: ContractVersion) -> str:
+    """A hash of aggregates that change whenever an input of the version's report does: the
+    version's content (its lock moves on every edit) and its baseline's; the live scenarios'
+    count, ids and latest edit (`updated_at` moves on every save); the type's corpora's
+    likewise; their live candidates' count, ids and edit counters (each edit moves one; a
+    replaced corpus gives new ids); the catalogue's classes and the version's
+    justifications, read whole (a handful of rows). A few queries whatever the suite's size,
+    where `inputs_sha256` reads every scenario and candidate; what a page finds a ready
+    report by (`stored.stored_report`), never what an action approves by."""
+    return remembered(
+        ("fingerprint", version.pk, version.lock_version), lambda: _fingerprint(version)
+    )
+
+
+def _fingerprint(version: ContractVersion) -> str:
+    type_id = version.decision_type_id
+    baseline = baseline_version(version)
+    scenarios = Scenario.objects.live().filter(decision_type_id=type_id)
+    corpora = Corpus.objects.filter(decision_type_id=type_id)
+    candidates = CorpusCandidate.objects.live().filter(corpus__decision_type_id=type_id)
+    justifications = version.justifications.order_by("pk").values_list(
+        "pk", "operator", "proposition", "cause", "proposition_sha256", "text", "author_id"
+    )
+    parts = [
+        [FORMAT, COMPILER_VERSION, version.pk, version.lock_version, version.sha256],
+        [baseline.pk, baseline.lock_version, baseline.sha256] if baseline else None,
+        scenarios.aggregate(n=Count("pk"), ids=Sum("pk"), edited=Max("updated_at")),
+        corpora.aggregate(n=Count("pk"), ids=Sum("pk"), edited=Max("updated_at")),
+        candidates.aggregate(n=Count("pk"), ids=Sum("pk"), edits=Sum("lock_version")),
+        # The weak classes and the catalogue's tiers, read in one query.
+        list(SourceClass.objects.order_by("key").values_list("key", "authority_tier", "weak")),
+        list(justifications),
+    ]
+    return hashlib.sha256(_json(parts)).hexdigest()

@@ -35,25 +35,35 @@ def headline_html(document: Mapping[str, Any]) -> list[str]:
     return [isolated(line) for line in stored]
 
 
-def scenarios_shown(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def scenarios_shown(
+    entries: Sequence[Mapping[str, Any]], *, compiles: int | None = None
+) -> list[dict[str, Any]]:
     """Each scenario entry with `html` on each of its sentences, `summary_html` and
-    `problems_html`."""
-    return [_entry_shown(entry) for entry in entries]
+    `problems_html`. Every compile that changes (a scenario's slot changes and admitted-set
+    changes, a hundred sentences or more each with a large contract) is said only for the
+    entry at index `compiles` (from 1), the one a reader opened; the others keep the facts,
+    which the page counts."""
+    return [
+        _entry_shown(entry, compiles=index == compiles)
+        for index, entry in enumerate(entries, start=1)
+    ]
 
 
-def _entry_shown(entry: Mapping[str, Any]) -> dict[str, Any]:
+def _entry_shown(entry: Mapping[str, Any], *, compiles: bool = True) -> dict[str, Any]:
     name = entry["name"]
     shown = dict(entry)
-    shown["flips"] = [
-        {**f, "html": said_again(f.get("text"), lambda w, f=f: flip_text(
-            name, f["perturbation"], f["proposition"], f["before"], f["after"], w))}
-        for f in entry.get("flips", [])
-    ]  # fmt: skip
-    shown["admitted_changes"] = [
-        {**c, "html": said_again(c.get("text"), lambda w, c=c: admitted_text(
-            name, c["perturbation"], c["added"], c["removed"], w))}
-        for c in entry.get("admitted_changes", [])
-    ]  # fmt: skip
+    shown["compiles_shown"] = compiles
+    if compiles:
+        shown["flips"] = [
+            {**f, "html": said_again(f.get("text"), lambda w, f=f: flip_text(
+                name, f["perturbation"], f["proposition"], f["before"], f["after"], w))}
+            for f in entry.get("flips", [])
+        ]  # fmt: skip
+        shown["admitted_changes"] = [
+            {**c, "html": said_again(c.get("text"), lambda w, c=c: admitted_text(
+                name, c["perturbation"], c["added"], c["removed"], w))}
+            for c in entry.get("admitted_changes", [])
+        ]  # fmt: skip
     for field, newly in (("newly_failing", True), ("now_passing", False)):
         shown[field] = [
             {**f, "html": said_again(f.get("text"), lambda w, f=f, newly=newly: failure_text(

@@ -29,6 +29,7 @@ from .lists import (
     proposition_keys,
     run_rows,
     scenario_rows,
+    suite_counts,
 )
 from .matrix import (
     MATRIX_PAGE_CELLS,
@@ -88,6 +89,7 @@ __all__ = [
     "proposition_keys",
     "run_rows",
     "scenario_rows",
+    "suite_counts",
     "archived_corpora",
     "archived_scenarios",
     "StrengthPanel",

@@ -11,14 +11,15 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
-from django.db.models import F, IntegerField, Q, QuerySet
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Coalesce
 
 from contracts import selectors as contract_selectors
 from contracts.models import DecisionType
-from scenarios.models import CorpusCandidate, Scenario, SuiteRun
+from scenarios.models import Corpus, CorpusCandidate, Scenario, SuiteRun
 
 
 @dataclass(frozen=True)
@@ -154,3 +155,33 @@ def corpus_choices(*, decision_type: DecisionType) -> list[tuple[int, str]]:
         F("archived_at").asc(nulls_first=True), "name"
     ).values_list("pk", "name", "archived_at")
     return [(pk, f"{name} (archived)" if archived else name) for pk, name, archived in rows]
+
+
+@dataclass(frozen=True)
+class SuiteCounts:
+    """How many live and archived scenarios and corpora a type has: the suite page's four
+    list lengths, read in one query."""
+
+    scenarios: int
+    archived_scenarios: int
+    corpora: int
+    archived_corpora: int
+
+
+def suite_counts(*, decision_type: DecisionType) -> SuiteCounts:
+    def counted(rows: Any, archived: bool) -> Coalesce:
+        rows = rows.filter(decision_type=OuterRef("pk"), archived_at__isnull=not archived)
+        number = rows.order_by().values("decision_type").annotate(n=Count("*")).values("n")
+        return Coalesce(Subquery(number), 0)
+
+    counts = (
+        DecisionType.objects.filter(pk=decision_type.pk)
+        .values_list(
+            counted(Scenario.objects, False),
+            counted(Scenario.objects, True),
+            counted(Corpus.objects, False),
+            counted(Corpus.objects, True),
+        )
+        .get()
+    )
+    return SuiteCounts(*counts)

@@ -35,7 +35,7 @@ def _live_count(model: Any, to: str) -> Subquery:
     """How many live rows of `model` point (through `to`) at the outer row: a subquery each,
     so two counts do not multiply one's rows by the other's as two joins would."""
     rows = model.objects.live().filter(**{to: OuterRef("pk")}).order_by()
-    return Subquery(rows.values(to).annotate(n=Count("pk")).values("n"))
+    return Subquery(rows.values(to).annotate(n=Count("*")).values("n"))
 
 
 def _corpora_listed(queryset: QuerySet[Corpus]) -> QuerySet[Corpus]:

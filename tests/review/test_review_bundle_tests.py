@@ -133,6 +133,21 @@ def test_a_bundle_whose_expectations_fail_for_its_version_is_not_published(
     assert run_tests(tests).passed
 
 
+def test_the_tests_drafting_the_statement_passed_are_not_run_again_to_publish_it(
+    lab, owner, reviewer, devices, monkeypatch
+):
+    from publishing.review import bundles
+
+    ran = []
+    real = bundles.failing_expectations
+    monkeypatch.setattr(bundles, "failing_expectations", lambda t: ran.append(1) or real(t))
+    monkeypatch.setattr(bundles, "_PASSED", {})
+    first = _through_review(selectors.current_version(decision_type=lab), owner, reviewer, devices)
+    devices.publish(actor=owner, version=first)  # drafts the statement, then publishes
+
+    assert len(ran) == 1 and Bundle.objects.filter(version=first).exists()
+
+
 @pytest.fixture
 def lab_v2_draft(lab, owner, reviewer, devices):
     """Version 1 published; version 2 a draft in which only a committee record signs off."""

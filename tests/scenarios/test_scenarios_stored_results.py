@@ -54,3 +54,32 @@ def test_a_run_stores_exactly_what_the_compiler_produces(owner, draft, corpus, s
     assert len({r.input_sha256 for r in [base, *variants]}) == 1 + len(variants)
     assert run.summary["compiles"] == 1 + report["totals"]["perturbations"]
     assert run.summary["flipped_slots"] == report["totals"]["flipped_slots"]
+
+
+def test_scenarios_with_the_same_input_are_swept_once_and_judged_each_by_its_own(
+    owner, draft, scenario, scenario_fields, monkeypatch
+):
+    from scenarios import compiling
+
+    # The same request and corpus as `scenario`, but expectations it does not meet.
+    services.scenario_create(
+        actor=owner,
+        decision_type=scenario.decision_type,
+        corpus=scenario.corpus,
+        name="the same request, other expectations",
+        **scenario_fields(expected_slots={"facility_limit": "unknown"}),
+    )
+    swept = []
+    real = compiling.sweep_scenario
+    monkeypatch.setattr(
+        compiling, "sweep_scenario", lambda *a, **k: swept.append(1) or real(*a, **k)
+    )
+    run = services.run_start(actor=owner, version=draft, background=False)
+
+    assert len(swept) == 1
+    bases = {r.scenario_name: r for r in run.results.filter(perturbation="")}
+    same, other = bases[scenario.name], bases["the same request, other expectations"]
+    assert (same.input_sha256, same.plan_id) == (other.input_sha256, other.plan_id)
+    assert same.expectation_failures == [] and other.expectation_failures != []
+    rows = {name: run.results.filter(scenario_name=name).count() for name in bases}
+    assert rows[scenario.name] == rows[other.scenario_name] > 1

@@ -26,11 +26,13 @@ from contracts.documents import ContractInvalid
 from contracts.models import ContractVersion
 from publishing import impact, review
 from publishing.replay import may_replay, recorded_decisions
+from workbench import conditional
 from workbench.forms.review import JustifyForm
 from workbench.http import HtmxRequest
 
 from .helpers import found
 from .paging import paged
+from .parameters import int_parameter
 from .review import report_waiting, require_role, review_context
 
 JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
@@ -41,7 +43,7 @@ REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed ag
 def version_impact(request: HtmxRequest, key: str, number: int) -> HttpResponse:
     """The impact report: what a reviewer reads before deciding (anyone who can see the type
     may read it; only a reviewer gets the approve button under it)."""
-    version = found(selectors.version_for_user, user=request.user, key=key, number=number)
+    version = found(conditional.version_read, request, key, number)
     return _render_impact(request, version)
 
 
@@ -61,6 +63,13 @@ def _render_impact_once(
     except ContractInvalid as exc:
         report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
     shown = _scenarios_page(request, report)
+    if request.htmx and request.GET.get("part") == "compiles" and shown["scenarios_page"]:
+        # One scenario's every compile that changes, asked for as its reader opens it.
+        opened = [s for s in shown["scenarios_shown"] if s["compiles_shown"]]
+        part: dict[str, Any] = {"decision_type": version.decision_type, "version": version}
+        if opened:
+            part["scenario"] = opened[0]
+        return render(request, "contracts/impact.html#compiles", part)
     if request.htmx and request.GET.get("part") == "scenarios":
         # Another page of scenarios (or another filter): the list alone, nothing else read.
         context = {"decision_type": version.decision_type, "version": version, **shown}
@@ -101,6 +110,7 @@ def _scenarios_page(request: HtmxRequest, report: impact.ImpactReport | None) ->
         number = max(1, int(request.GET.get("page", "1")))
     except ValueError:
         number = 1
+    opened = int_parameter(request.GET, "compiles")
     page = impact.entries_page(
         report.stored_id,
         number=number,
@@ -112,9 +122,13 @@ def _scenarios_page(request: HtmxRequest, report: impact.ImpactReport | None) ->
     if changed_only:
         filters["changed"] = "1"
     kept = {name: value for name, value in filters.items() if value}
+    shown = impact.scenarios_shown(page.entries, compiles=opened)
+    for index, scenario in enumerate(shown, start=1):
+        scenario["compiles_query"] = urlencode({**kept, "page": page.number, "compiles": index})
+        scenario["index"] = index
     return {
         "scenarios_page": page,
-        "scenarios_shown": impact.scenarios_shown(page.entries),
+        "scenarios_shown": shown,
         "scenario_filters": filters,
         "change_kinds": impact.CHANGE_KINDS,
         "next_query": urlencode({**kept, "page": page.number + 1}) if page.has_next else "",

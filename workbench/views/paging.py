@@ -71,14 +71,18 @@ def paged(
     parameter: str = "page",
     per_page: int = PAGE_SIZE,
     path: str | None = None,
+    count: int | None = None,
 ) -> Listing:
     """The page of `items` (a queryset, ordered, or a sequence) that `?{parameter}=` asks for,
     page 1 without one; its links go to `path` (the request's by default: a panel that htmx
-    fetches from its own URL links to the page it sits on)."""
+    fetches from its own URL links to the page it sits on). `count`, when the caller read
+    it already, is the list's length (no count query then)."""
     number = int_parameter(request.GET, parameter)
     if number is not None and number < 1:
         raise BadRequest(NOT_A_PAGE.format(name=parameter, value=number))
     paginator = Paginator(items, per_page)
+    if count is not None:
+        paginator.count = count  # a cached property: set, it is not asked of the database
     try:
         page = paginator.page(number or 1)
     except EmptyPage:

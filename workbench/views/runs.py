@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HTMX_STOP_POLLING
 
 from scenarios import selectors, services
+from workbench import conditional
 from workbench.forms import scenarios as forms
 from workbench.http import HtmxRequest
 
@@ -84,22 +85,38 @@ def _suite_lists(request: HtmxRequest, decision_type: Any) -> dict[str, Any]:
     scenario_rows = selectors.scenario_rows(
         decision_type=decision_type, filters=filters, propositions=propositions
     )
+    counts = selectors.suite_counts(decision_type=decision_type)
+    scenarios = paged(request, scenario_rows, count=None if filters.active else counts.scenarios)
+    for row in scenarios:
+        # Each row's link and day here, not with `{% url %}` and `|date` in the loop.
+        row.url = reverse("scenarios:scenario_detail", args=[decision_type.key, row.pk])
+        row.day = row.decision_date.isoformat()
     return {
         "filter_form": filter_form,
         "filters": filters,
-        "scenarios": paged(request, scenario_rows),
+        "scenarios": scenarios,
         "corpora": paged(
-            request, selectors.corpora(decision_type=decision_type), parameter="corpora_page"
+            request,
+            selectors.corpora(decision_type=decision_type),
+            parameter="corpora_page",
+            count=counts.corpora,
         ),
+        # Most types archive nothing: no query is even built for an empty list.
         "archived_scenarios": paged(
             request,
-            selectors.archived_scenario_rows(decision_type=decision_type),
+            selectors.archived_scenario_rows(decision_type=decision_type)
+            if counts.archived_scenarios
+            else [],
             parameter="archived_page",
+            count=counts.archived_scenarios,
         ),
         "archived_corpora": paged(
             request,
-            selectors.archived_corpora(decision_type=decision_type),
+            selectors.archived_corpora(decision_type=decision_type)
+            if counts.archived_corpora
+            else [],
             parameter="archived_corpora_page",
+            count=counts.archived_corpora,
         ),
     }
 
@@ -135,7 +152,7 @@ def run_start(request: HtmxRequest, key: str) -> HttpResponse:
 
 @require_GET
 def run_detail(request: HtmxRequest, key: str, pk: int) -> HttpResponse:
-    run = found(selectors.run_for_user, user=request.user, key=key, pk=pk)
+    run = found(conditional.run_read, request, key, pk)
     partial = request.GET.get("partial", "matrix")
     polling = bool(request.htmx) and partial == "progress"
     only_flips = request.GET.get("flips") == "1"
