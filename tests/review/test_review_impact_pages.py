@@ -18,7 +18,7 @@ from django.utils import timezone
 from contracts import services
 from contracts.models import ImpactReportChunk, StoredImpactReport
 from publishing import impact, review
-from publishing.impact import chunks, computing, tasks
+from publishing.impact import chunks, computing, shown, tasks
 from scenarios.models import CorpusCandidate
 
 pytestmark = pytest.mark.django_db
@@ -61,17 +61,20 @@ def opened(client, version):
 
 
 def test_the_page_issues_the_same_queries_and_stays_small_whatever_the_suite(
-    client, owner, wide_type
+    client, owner, wide_type, monkeypatch
 ):
-    # Both past what the page lists of a cause (its first 20 scenarios, 50 occurrences).
-    _, small = wide_type(55, key="wide.small")
-    _, large = wide_type(110, key="wide.large")
+    # Both suites past what the page shows of a cause's occurrences and of the findings (a
+    # cap of 8 here, to keep the suites small) and past a page of scenarios.
+    monkeypatch.setattr(shown, "OCCURRENCES_SHOWN", 8)
+    monkeypatch.setattr(shown, "FINDINGS_SHOWN", 8)
+    _, small = wide_type(15, key="wide.small")
+    _, large = wide_type(30, key="wide.large")
     client.force_login(owner)
     small_queries, small_page = opened(client, fact_04_accepts_case_notes(owner, small))
     large_queries, large_page = opened(client, fact_04_accepts_case_notes(owner, large))
 
     assert len(large_queries) == len(small_queries), [q["sql"] for q in large_queries]
-    for page, count in ((small_page, 55), (large_page, 110)):
+    for page, count in ((small_page, 15), (large_page, 30)):
         assert page.count('class="scenario"') == impact.ENTRIES_PER_PAGE
         assert f"Scenarios 1–10 of {count}." in page and 'id="scenarios-next"' in page
         assert f"{count} scenario(s), {count} changed" in page  # totals cover them all

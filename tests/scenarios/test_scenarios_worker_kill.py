@@ -41,6 +41,7 @@ copies = []
 for i in range({SCENARIOS} - len(stories)):
     s = copy.copy(stories[i % len(stories)])
     s.pk, s.name, s.position = None, f"{{s.name}} #{{i}}", 1000 + i
+    s.token_budget += 1 + i  # a compile input of its own: a run sweeps each copy anew
     copies.append(s)
 Scenario.objects.bulk_create(copies)
 """
