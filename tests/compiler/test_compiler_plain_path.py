@@ -146,8 +146,14 @@ def test_the_plain_way_accepts_only_what_pydantic_accepts_and_compiles_it_alike(
         assert "".join(compiled_pieces(run(plain))) == expected
 
 
+# Integers within 64 bits: beyond them orjson, which reads the list in chunks, gives a float
+# where `json` gives an int, and no candidate field accepts either (`_converted_list`).
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
 )
