@@ -152,11 +152,30 @@ def workspace(tmp_path, worker_env, filled_database):
         log.close()
 
 
+def pause_inside_a_chunk(worker: subprocess.Popen, start_worker, run_row) -> None:
+    """Return once `worker` is paused (SIGSTOP) holding a chunk it has not finished, after its
+    first commit.
+
+    Its progress is read while it is paused, so what is read is what a signal sent now finds.
+    One caught between two chunks holds nothing, so it is let go on (SIGCONT) and caught
+    again: on a fast machine a chunk can finish between a read and a signal."""
+
+    def paused_inside() -> bool:
+        worker.send_signal(signal.SIGSTOP)
+        holding = any(chunk["status"] == "running" for chunk in start_worker.chunks())
+        if holding and run_row()["done"] >= 1:
+            return True
+        worker.send_signal(signal.SIGCONT)
+        return False
+
+    wait_for(paused_inside, "the worker to commit and hold an unfinished chunk")
+
+
 def kill_first_worker(start_worker, run_row) -> dict:
-    """A worker takes the run and is killed (SIGKILL) after its first commit: the run's row
-    as it left it, running."""
+    """A worker takes the run and is killed (SIGKILL) inside a chunk, after its first commit:
+    the run's row as it left it, running."""
     first = start_worker()
-    wait_for(lambda: run_row()["done"] >= 1, "the first worker to make progress")
+    pause_inside_a_chunk(first, start_worker, run_row)
     first.send_signal(signal.SIGKILL)
     first.wait()
     killed = run_row()
@@ -250,8 +269,9 @@ def assert_every_compile_stored_once(rows: list[tuple[int, str]], run: dict) -> 
 def test_a_worker_stopped_with_sigterm_hands_its_chunk_back_and_exits(workspace):
     start_worker, run_row, results = workspace
     first = start_worker()
-    wait_for(lambda: run_row()["done"] >= 1, "the first worker to make progress")
-    first.send_signal(signal.SIGTERM)
+    pause_inside_a_chunk(first, start_worker, run_row)
+    first.send_signal(signal.SIGTERM)  # delivered as it goes on
+    first.send_signal(signal.SIGCONT)
     assert first.wait(timeout=10) == 0  # raises TimeoutExpired if it takes longer
 
     stopped = run_row()
