@@ -109,3 +109,19 @@ def test_a_part_asked_for_after_the_tests_own_rows_is_built(make_user):
     world.insert("catalogue")
     world.insert("atlas")
     assert DecisionType.objects.get().pk != recorded  # an id of its own: built in the test
+
+
+def test_a_client_signed_in_first_still_gets_the_recorded_rows(db, client):
+    """A session row is no row a part builds on: signing in before asking for the rest of
+    the world (as most view tests do) leaves the parts copied, with the record's ids."""
+    from shared_world import World
+
+    from contracts.models import DecisionType
+
+    world = World()
+    world.record(["atlas"])
+    recorded = world._parts["atlas"].added[DecisionType][0]["id"]
+    client.force_login(world.person("owner"))
+    for part in ("reviewer", "viewer", "catalogue_manager", "catalogue", "atlas"):
+        world.insert(part)
+    assert DecisionType.objects.get().pk == recorded
