@@ -30,7 +30,12 @@ from .catalogue import (  # noqa: F401
     key_validator,
     source_class_changes,
 )
-from .impact import ImpactReportChunk, ImpactScenarioEntry, StoredImpactReport  # noqa: F401
+from .impact import (  # noqa: F401
+    ImpactReportChunk,
+    ImpactReportHead,
+    ImpactScenarioEntry,
+    StoredImpactReport,
+)
 from .review import (  # noqa: F401
     BUNDLE_IMMUTABLE,
     Approval,

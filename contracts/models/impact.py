@@ -1,5 +1,5 @@
-"""Stored impact reports: the report of a version's inputs (`StoredImpactReport`, with its
-`head`, every section but the scenarios), one row per scenario of it
+"""Stored impact reports: the report of a version's inputs (`StoredImpactReport`), its head
+(`ImpactReportHead`, every section but the scenarios), one row per scenario of it
 (`ImpactScenarioEntry`) and the slices workers compute it in (`ImpactReportChunk`). The
 `publishing.impact` package computes and reads them; pages read the head and a page of
 entries, never the whole report."""
@@ -15,8 +15,8 @@ class StoredImpactReport(models.Model):
     """A version's impact report, computed in the background (`publishing.impact.stored`)
     and kept by the sha256 of everything it is computed from (`inputs_sha256`): the
     review page and the approve action read it instead of compiling the suite in a request.
-    `head` and the entries in order (`scenarios`) make up exactly the document
-    `publishing.impact.impact_report` gives, and `report_sha256` is its hash."""
+    Its head (`ImpactReportHead`) and the entries in order (`scenarios`) make up exactly the
+    document `publishing.impact.impact_report` gives, and `report_sha256` is its hash."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for a worker"
@@ -33,9 +33,6 @@ class StoredImpactReport(models.Model):
     # once a page has found the report by `inputs_sha256` under those aggregates.
     inputs_fingerprint = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    # The report without its "scenarios" (verdicts, widenings, per proposition, summary…):
-    # what the pages print; each scenario's part is an ImpactScenarioEntry.
-    head = models.JSONField(null=True, blank=True)
     # The head as pages read it, its size bounded whatever the suite
     # (`publishing.impact.shown.page_head`): a page decodes this, not the head.
     shown = models.JSONField(null=True, blank=True)
@@ -64,6 +61,20 @@ class StoredImpactReport(models.Model):
 
     def __str__(self) -> str:
         return f"Impact report of {self.version} ({self.get_status_display().lower()})"
+
+
+class ImpactReportHead(models.Model):
+    """A ready report's head: the report without its "scenarios" (verdicts, widenings, per
+    proposition, summary…); each scenario's part is an ImpactScenarioEntry.
+
+    A row of its own: it runs to megabytes at 10,000 scenarios, and SQLite reads a row's
+    columns in order, walking a large value's overflow pages to reach any column after it,
+    so in the report's row it made every page that finds a report pay for reading it."""
+
+    report = models.OneToOneField(
+        StoredImpactReport, on_delete=models.CASCADE, primary_key=True, related_name="stored_head"
+    )
+    head = models.JSONField()
 
 
 class ImpactScenarioEntry(models.Model):

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from contracts.models import ImpactReportChunk, StoredImpactReport
+from contracts.models import ImpactReportChunk, ImpactReportHead, StoredImpactReport
 from workers import heartbeat, stopping
 
 from .entries import entries_store, report_entries
@@ -180,16 +180,20 @@ def report_assemble(report_id: int, attempt: int) -> None:
         return
     finally:
         beating.set()
-    report_write(
-        report_id,
-        attempt,
-        status=StoredImpactReport.Status.READY,
-        error="",
-        head=whole.head,
-        shown=whole.shown,
-        report_sha256=whole.sha256,
-        computed_at=timezone.now(),
-    )
+    with transaction.atomic():
+        ready = report_write(
+            report_id,
+            attempt,
+            status=StoredImpactReport.Status.READY,
+            error="",
+            shown=whole.shown,
+            report_sha256=whole.sha256,
+            computed_at=timezone.now(),
+        )
+        if ready:
+            ImpactReportHead.objects.update_or_create(
+                report_id=report_id, defaults={"head": whole.head}
+            )
 
 
 def report_write(report_id: int, attempt: int, **fields: Any) -> int:

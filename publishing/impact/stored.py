@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from contracts import permissions
-from contracts.models import AuditAction, ContractVersion, StoredImpactReport
+from contracts.models import AuditAction, ContractVersion, ImpactReportHead, StoredImpactReport
 from contracts.services import audit_record
 
 from .computing import MAX_ATTEMPTS, inputs_sha256, report_compute, stale_reports
@@ -93,14 +93,14 @@ def stored_report(version: ContractVersion) -> StoredImpactReport:
 
 
 def _by_fingerprint(version: ContractVersion, fingerprint: str) -> StoredImpactReport | None:
-    reports = StoredImpactReport.objects.defer("head", "shown").filter(
+    reports = StoredImpactReport.objects.defer("shown").filter(
         version=version, inputs_fingerprint=fingerprint, status=StoredImpactReport.Status.READY
     )
     return reports.order_by("-pk").first()
 
 
 def _stored(version: ContractVersion, inputs: str) -> StoredImpactReport:
-    reports = StoredImpactReport.objects.defer("head", "shown")
+    reports = StoredImpactReport.objects.defer("shown")
     stored = reports.filter(version=version, inputs_sha256=inputs).first()
     if stored is None or stored.status != StoredImpactReport.Status.READY:
         stored = report_request(version=version, inputs=inputs)
@@ -120,10 +120,10 @@ def ready_report(
 
 
 def _ready(stored: StoredImpactReport) -> ImpactReport | None:
-    reports = StoredImpactReport.objects.filter(pk=stored.pk)
-    shown = reports.values_list("shown", flat=True).get()
+    heads = ImpactReportHead.objects.filter(report_id=stored.pk).values_list("head", flat=True)
+    shown = StoredImpactReport.objects.values_list("shown", flat=True).get(pk=stored.pk)
     if shown is None:  # stored before pages read a bounded head: bound it now
-        head = reports.values_list("head", flat=True).get()
+        head = heads.first()
         if head is None:
             return None
         shown = page_head(head)
@@ -131,7 +131,7 @@ def _ready(stored: StoredImpactReport) -> ImpactReport | None:
         shown,
         stored.report_sha256,
         lambda: report_entries(stored),
-        head=lambda: dict(reports.values_list("head", flat=True).get() or {}),
+        head=lambda: dict(heads.first() or {}),
         stored_id=stored.pk,
     )
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from contracts import services
-from contracts.models import ImpactReportChunk, StoredImpactReport
+from contracts.models import ImpactReportChunk, ImpactReportHead, StoredImpactReport
 from publishing import impact, review
 from publishing.impact import chunks, computing, shown, tasks
 from scenarios.models import CorpusCandidate
@@ -83,7 +83,7 @@ def test_the_page_issues_the_same_queries_and_stays_small_whatever_the_suite(
     assert len(large_page) < 200_000
 
 
-def test_viewing_a_ready_report_writes_nothing_and_reads_no_scenario(
+def test_viewing_a_ready_report_writes_nothing_and_reads_no_scenario_nor_its_whole_head(
     client, owner, wide_type, monkeypatch
 ):
     _, version = wide_type(3)
@@ -98,6 +98,8 @@ def test_viewing_a_ready_report_writes_nothing_and_reads_no_scenario(
     writes = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(WRITES)]
     # Found by the inputs' aggregates, which the first look recorded on the report.
     assert writes == [] and hashed == []
+    # The bounded head is on the report's row; the whole head, its own row, is not read.
+    assert not [q for q in queries if ImpactReportHead._meta.db_table in q["sql"]]
 
 
 def shown_report(client, version):
