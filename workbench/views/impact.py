@@ -33,7 +33,7 @@ from workbench.http import HtmxRequest
 from .helpers import found
 from .paging import paged
 from .parameters import int_parameter
-from .review import report_waiting, require_role, review_context
+from .review import decide_context, report_waiting, require_role
 
 JUSTIFIED = "Justification recorded: the reviewer reads it next to the violation."
 REPORT_ASKED_AGAIN = "The impact report of version {number} is being computed again."
@@ -79,7 +79,7 @@ def _render_impact_once(
     # failure, stops the polling (286).
     waiting, failed = report_waiting(version) if report is None and not problems else ("", "")
     context = {
-        **review_context(request, version, errors=errors),
+        **decide_context(request, version, errors=errors),
         "report": report,
         **shown,
         "problems": problems,

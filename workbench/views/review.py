@@ -93,27 +93,18 @@ def _signatures(bundle: Bundle | None) -> list[dict[str, Any]]:
     return list(bundle.document["signatures"])
 
 
-def review_context(
+def decide_context(
     request: HtmxRequest,
     version: ContractVersion,
     *,
     errors: list[str] | None = None,
     changes_form: RequestChangesForm | None = None,
 ) -> dict[str, Any]:
+    """What the card's `notices` and `decide` parts print (the impact page shows those
+    two): the actions, why any is blocked, the report to approve with or what it is doing,
+    and the statement a reviewer signs."""
     user = request.user
-    decision_type = version.decision_type
-    can_review = selectors.can_review(user=user, decision_type=decision_type)
-    active = review.open_review(version)
-    bundle = review.version_bundle(version)
-    approvals = review.version_approvals(version)
-    author_ids = review.authors(version)
     actions = review.available_actions(user, version)
-    status, status_label = review.shown_status(version)
-    counting: list[Approval] = []
-    not_counting = ""
-    if version.status == ContractVersion.Status.APPROVED:
-        counting, not_counting = review.counting_approvals(version)
-    counting_ids = {a.pk for a in counting}
     # Anyone reading a version under review sees its causes and the owner's justifications,
     # not only a reviewer who may approve it now (one without a key yet reads them first).
     under_review = version.status in (
@@ -126,11 +117,45 @@ def review_context(
         with contextlib.suppress(ContractInvalid):  # the page says what is wrong instead
             report_state, report_failed = report_waiting(version)
     return {
-        "decision_type": decision_type,
+        "decision_type": version.decision_type,
         "version": version,
+        "actions": actions,
+        "blocked": [a for a in actions.values() if a.blocked],
+        "warnings": _warnings(version),
+        "report": report,
+        "report_state": report_state,
+        "report_failed": report_failed,
+        **statements_to_sign(user, version, actions),
+        "errors": errors or [],
+        "changes_form": changes_form or RequestChangesForm(),
+    }
+
+
+def review_context(
+    request: HtmxRequest,
+    version: ContractVersion,
+    *,
+    errors: list[str] | None = None,
+    changes_form: RequestChangesForm | None = None,
+) -> dict[str, Any]:
+    """The whole review card: `decide_context`, the reviews and approvals so far, the
+    bundle once published, and whether the person still needs a signing key."""
+    user = request.user
+    context = decide_context(request, version, errors=errors, changes_form=changes_form)
+    can_review = selectors.can_review(user=user, decision_type=version.decision_type)
+    bundle = review.version_bundle(version)
+    approvals = review.version_approvals(version)
+    status, status_label = review.shown_status(version)
+    counting: list[Approval] = []
+    not_counting = ""
+    if version.status == ContractVersion.Status.APPROVED:
+        counting, not_counting = review.counting_approvals(version)
+    counting_ids = {a.pk for a in counting}
+    return {
+        **context,
         "shown_status": status,
         "shown_status_label": status_label,
-        "active_review": active,
+        "active_review": review.open_review(version),
         "reviews": version.reviews.select_related("submitted_by", "closed_by"),
         "approvals": [
             {
@@ -146,17 +171,8 @@ def review_context(
         "bundle": bundle,
         "signatures": _signatures(bundle),
         "verify_command": _verify_command(bundle),
-        "is_author": user.pk in author_ids,
-        "actions": actions,
-        "blocked": [a for a in actions.values() if a.blocked],
-        "warnings": _warnings(version),
-        "report": report,
-        "report_state": report_state,
-        "report_failed": report_failed,
+        "is_author": user.pk in review.authors(version),
         "reviewer_needs_key": can_review and signing.signing_key(user) is None,
-        **statements_to_sign(user, version, actions),
-        "errors": errors or [],
-        "changes_form": changes_form or RequestChangesForm(),
     }
 
 
