@@ -80,18 +80,21 @@ def entries_page(
     proposition: str = "",
     kind: str = "",
     changed_only: bool = False,
+    total: int | None = None,
 ) -> EntriesPage:
-    """One page of the report's scenarios (two queries): those about `proposition` (a slot
-    change or a newly failing expectation), with a change of `kind` (`CHANGE_KINDS`), or
-    only those that change; unknown filters keep everything."""
+    """One page of the report's scenarios (two queries, one given `total`, the report's
+    number of scenarios, and no filter): those about `proposition` (a slot change or a newly
+    failing expectation), with a change of `kind` (`CHANGE_KINDS`), or only those that
+    change; unknown filters keep everything."""
     rows = ImpactScenarioEntry.objects.filter(report_id=report_id)
+    filtered = False
     if proposition:
-        rows = rows.filter(propositions__contains=f"|{proposition}|")
+        rows, filtered = rows.filter(propositions__contains=f"|{proposition}|"), True
     if kind in CHANGE_KINDS:
-        rows = rows.filter(**{f"{kind}__gt": 0})
+        rows, filtered = rows.filter(**{f"{kind}__gt": 0}), True
     if changed_only:
-        rows = rows.filter(changed=True)
-    count = rows.count()
+        rows, filtered = rows.filter(changed=True), True
+    count = rows.count() if filtered or total is None else total
     number = max(1, number)
     start = (number - 1) * ENTRIES_PER_PAGE
     shown = list(

@@ -102,6 +102,24 @@ def test_viewing_a_ready_report_writes_nothing_and_reads_no_scenario_nor_its_who
     assert not [q for q in queries if ImpactReportHead._meta.db_table in q["sql"]]
 
 
+def test_the_new_findings_come_when_their_list_is_opened(client, owner, wide_type):
+    _, version = wide_type(3)
+    version = fact_04_accepts_case_notes(owner, version)
+    client.force_login(owner)
+    _, page = opened(client, version)
+    findings = review.report_for(version).shown_verdicts["findings"]
+    assert findings
+    # Closed, with the request that brings the list as it opens, and none of it.
+    assert 'hx-get="?part=findings"' in page and 'class="verdict-finding"' not in page
+    part = client.get(impact_url(version) + "?part=findings", headers=HTMX).content.decode()
+    assert part.count('class="verdict-finding"') == len(findings)
+    assert "<html" not in part and findings[0]["message"] in part
+    # Without JavaScript, the link brings the page with the list open.
+    inline = client.get(impact_url(version) + "?findings=1").content.decode()
+    assert '<details id="findings" open>' in inline
+    assert inline.count('class="verdict-finding"') == len(findings)
+
+
 def shown_report(client, version):
     """The stored report the page shows (it is the only one with the page's fingerprint)."""
     assert client.get(impact_url(version)).status_code == 200

@@ -5,7 +5,9 @@ around it is `review.py`'s.
 
 The page prints the report's head (verdicts, widenings, per proposition, contract changes)
 and one page of its scenarios, read from their rows and filtered in the database (by
-proposition, by kind of change); htmx swaps the next page in (`?part=scenarios`). The
+proposition, by kind of change); htmx swaps the next page in (`?part=scenarios`), and brings
+a scenario's every compile (`?part=compiles`) and the new findings (`?part=findings`) as
+they are opened. The
 report's inputs are hashed once per request (`impact.hashed_once`)."""
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ def _render_impact_once(
         if opened:
             part["scenario"] = opened[0]
         return render(request, "contracts/impact.html#compiles", part)
+    if request.htmx and request.GET.get("part") == "findings" and report is not None:
+        # The new findings, asked for as their list is opened.
+        part = {"decision_type": version.decision_type, "version": version, "report": report}
+        return render(request, "contracts/impact.html#findings", part)
     if request.htmx and request.GET.get("part") == "scenarios":
         # Another page of scenarios (or another filter): the list alone, nothing else read.
         context = {"decision_type": version.decision_type, "version": version, **shown}
@@ -83,6 +89,7 @@ def _render_impact_once(
         "report": report,
         **shown,
         "problems": problems,
+        "findings_shown": request.GET.get("findings") == "1",
         "recorded_decisions": _recorded_decisions(request, version),
         "can_replay": may_replay(request.user, version),
         "can_justify": version.is_editable
@@ -117,6 +124,7 @@ def _scenarios_page(request: HtmxRequest, report: impact.ImpactReport | None) ->
         proposition=proposition,
         kind=kind,
         changed_only=changed_only,
+        total=report.summary["scenarios"],
     )
     filters = {"proposition": proposition, "kind": kind if kind in impact.CHANGE_KINDS else ""}
     if changed_only:
