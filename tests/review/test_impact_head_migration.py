@@ -5,20 +5,11 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from migrating import migrate_to
 
 BEFORE = ("contracts", "0015_impact_report_inputs_fingerprint")
 AFTER = ("contracts", "0017_remove_storedimpactreport_head")
 HEAD = {"verdicts": {"violations": [], "widenings": []}, "summary": {"scenarios": 2}}
-
-
-def migrate_to(target=None):
-    """To `target`, or every app to its latest migration; the models as they are there."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    targets = [target] if target else executor.loader.graph.leaf_nodes()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def report_columns() -> list[str]:

@@ -5,21 +5,11 @@ report, else from the perturbation's name; texts of one cause merged; and back a
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from migrating import migrate_to
 from vendor_onboarding import create
 
 BEFORE = ("contracts", "0009_stored_impact_report_heartbeat")
 AFTER = ("contracts", "0010_justification_per_cause")
-
-
-def migrate_to(target=None):
-    """To `target`, or every app to its latest migration; the models as they are there."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    targets = [target] if target else executor.loader.graph.leaf_nodes()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def promote(scenario: str, classes: str) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from migrating import migrate_to
 
 from scenarios.models import ScenarioResult
 
@@ -38,13 +38,6 @@ def table_sql() -> str:
             [ScenarioResult._meta.db_table],
         )
         return cursor.fetchone()[0]
-
-
-def migrate_to(target=None) -> None:
-    """To `target`, or every app to its latest migration."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([target] if target else executor.loader.graph.leaf_nodes())
 
 
 def test_result_columns_are_json_without_a_check(finished_run):

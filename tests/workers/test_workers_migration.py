@@ -8,19 +8,9 @@ import datetime as dt
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from migrating import migrate_to
 
 BEFORE = [("scenarios", "0017_archived_scenarios_corpora_candidates"), ("workers", None)]
-
-
-def migrate_to(targets=None):
-    """To `targets`, or every app to its latest migration; the models as they are there."""
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    targets = targets or executor.loader.graph.leaf_nodes()
-    executor.migrate(targets)
-    # The state at the targets that name a migration ("app, None" is "none of the app's").
-    return executor.loader.project_state([t for t in targets if t[1] is not None]).apps
 
 
 def tables() -> set[str]:
@@ -31,7 +21,7 @@ def tables() -> set[str]:
 def test_the_heartbeats_move_to_the_workers_app_with_their_rows_and_back():
     seen = dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.UTC)
     try:
-        apps = migrate_to(BEFORE)
+        apps = migrate_to(*BEFORE)
         assert "scenarios_workerheartbeat" in tables()
         Old = apps.get_model("scenarios", "WorkerHeartbeat")
         Old.objects.create(worker="host-a:101", seen_at=seen)
@@ -48,7 +38,7 @@ def test_the_heartbeats_move_to_the_workers_app_with_their_rows_and_back():
         New.objects.update_or_create(worker="host-a:101", defaults={"seen_at": seen})
         assert New.objects.count() == 2
 
-        apps = migrate_to(BEFORE)
+        apps = migrate_to(*BEFORE)
         Back = apps.get_model("scenarios", "WorkerHeartbeat")
         assert set(Back.objects.values_list("worker", flat=True)) == {"host-a:101", "host-b:202"}
     finally:
