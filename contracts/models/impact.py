@@ -95,6 +95,10 @@ class ImpactScenarioEntry(models.Model):
     # between bars ("|a|b|"), so that a filter by proposition is one `contains`.
     propositions = models.TextField(blank=True)
     entry = models.JSONField()
+    # What a page's list of scenarios reads instead (`publishing.impact.entries.listed`): the
+    # entry without its verdicts and each compile's sentence, a third of its size or less.
+    # A page reads a row whose `listed` is null whole.
+    listed = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["report", "position"]

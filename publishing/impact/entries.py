@@ -25,6 +25,28 @@ CHANGE_KINDS = {
 PROPOSITION_FAILURES = ("slot", "required", "resource_ids")
 
 
+# What a page's list reads of an entry (`listed`): its sentences and failures, and of each
+# compile's change the facts the summary groups (`sentences.scenario_summary`), without the
+# change's own sentence (said only when the scenario's every compile is opened) or the
+# scenario's verdicts (the report's head counts them).
+LISTED = ("name", "changed", "summary", "compiles", "problems", "newly_failing", "now_passing")
+LISTED_FACTS = {
+    "flips": ("perturbation", "proposition", "before", "after"),
+    "admitted_changes": ("perturbation", "added", "removed"),
+}
+
+
+def listed(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The entry as a page's list of scenarios reads it (`LISTED`, `LISTED_FACTS`)."""
+    shown = {key: entry[key] for key in LISTED if key in entry}
+    for key, facts in LISTED_FACTS.items():
+        shown[key] = [
+            {fact: change[fact] for fact in facts if fact in change}
+            for change in entry.get(key, [])
+        ]
+    return shown
+
+
 def entry_row(report_id: int, position: int, entry: Mapping[str, Any]) -> ImpactScenarioEntry:
     """The row of one scenario's entry: the entry, and the counts the pages filter by."""
     keys = {flip["proposition"] for flip in entry.get("flips", [])}
@@ -41,6 +63,7 @@ def entry_row(report_id: int, position: int, entry: Mapping[str, Any]) -> Impact
         **{kind: len(entry.get(kind, [])) for kind in CHANGE_KINDS},
         propositions="|" + "|".join(sorted(keys)) + "|" if keys else "",
         entry=dict(entry),
+        listed=listed(entry),
     )
 
 
@@ -81,11 +104,14 @@ def entries_page(
     kind: str = "",
     changed_only: bool = False,
     total: int | None = None,
+    whole: int | None = None,
 ) -> EntriesPage:
     """One page of the report's scenarios (two queries, one given `total`, the report's
     number of scenarios, and no filter): those about `proposition` (a slot change or a newly
     failing expectation), with a change of `kind` (`CHANGE_KINDS`), or only those that
-    change; unknown filters keep everything."""
+    change; unknown filters keep everything. Each entry as the list reads it (`listed`),
+    but the one at index `whole` (from 1, the scenario whose every compile is shown) and
+    those stored before `listed` was, read whole in one more query."""
     rows = ImpactScenarioEntry.objects.filter(report_id=report_id)
     filtered = False
     if proposition:
@@ -97,9 +123,21 @@ def entries_page(
     count = rows.count() if filtered or total is None else total
     number = max(1, number)
     start = (number - 1) * ENTRIES_PER_PAGE
-    shown = list(
-        rows.order_by("position").values_list("entry", flat=True)[start : start + ENTRIES_PER_PAGE]
+    picked = list(
+        rows.order_by("position").values_list("position", "listed")[
+            start : start + ENTRIES_PER_PAGE
+        ]
     )
+    read_whole = [
+        position
+        for index, (position, entry) in enumerate(picked, start=1)
+        if entry is None or index == whole
+    ]
+    wholes = {}
+    if read_whole:
+        found = ImpactScenarioEntry.objects.filter(report_id=report_id, position__in=read_whole)
+        wholes = dict(found.values_list("position", "entry"))
+    shown = [wholes.get(position, entry) for position, entry in picked]
     return EntriesPage(
         entries=shown, number=number, count=count, has_next=start + len(shown) < count
     )

@@ -16,7 +16,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from contracts import services
-from contracts.models import ImpactReportChunk, ImpactReportHead, StoredImpactReport
+from contracts.models import (
+    ImpactReportChunk,
+    ImpactReportHead,
+    ImpactScenarioEntry,
+    StoredImpactReport,
+)
 from publishing import impact, review
 from publishing.impact import chunks, computing, shown, tasks
 from scenarios.models import CorpusCandidate
@@ -118,6 +123,36 @@ def test_the_new_findings_come_when_their_list_is_opened(client, owner, wide_typ
     inline = client.get(impact_url(version) + "?findings=1").content.decode()
     assert '<details id="findings" open>' in inline
     assert inline.count('class="verdict-finding"') == len(findings)
+
+
+def test_the_list_reads_each_entry_without_its_sentences_and_says_the_same(client, demo_versions):
+    from django.contrib.auth import get_user_model
+
+    from contracts.models import ContractVersion
+    from scenarios import demo
+
+    version = ContractVersion.objects.get(decision_type__key=demo.ATLAS_KEY, number=2)
+    client.force_login(get_user_model().objects.get(username="olivia"))
+    queries, _ = opened(client, version)
+    entries = [q["sql"] for q in queries if ImpactScenarioEntry._meta.db_table in q["sql"]]
+    assert entries and all('"entry"' not in sql for sql in entries)
+    scenarios = impact_url(version) + "?part=scenarios"
+    listed = client.get(scenarios, headers=HTMX).content.decode()
+    assert "What changes" in listed and "slot change(s)" in listed
+    # The first scenario that changes, with its every compile opened: read whole.
+    index = next(
+        n
+        for n, part in enumerate(listed.split('class="scenario"')[1:], 1)
+        if "What changes" in part
+    )
+    opened_url = f"{scenarios}&page=1&compiles={index}"
+    compiles = client.get(opened_url, headers=HTMX).content.decode()
+    said = compiles.split(f'id="compiles-{index}" open>')[1].split("</details>")[0]
+    assert said.count("<li") >= 1 and "Show every compile" not in said
+    # Rows stored before the list's copy was are read whole, and say the same.
+    ImpactScenarioEntry.objects.update(listed=None)
+    assert client.get(scenarios, headers=HTMX).content.decode() == listed
+    assert client.get(opened_url, headers=HTMX).content.decode() == compiles
 
 
 def shown_report(client, version):

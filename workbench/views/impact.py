@@ -125,6 +125,7 @@ def _scenarios_page(request: HtmxRequest, report: impact.ImpactReport | None) ->
         kind=kind,
         changed_only=changed_only,
         total=report.summary["scenarios"],
+        whole=opened,
     )
     filters = {"proposition": proposition, "kind": kind if kind in impact.CHANGE_KINDS else ""}
     if changed_only:
