@@ -133,11 +133,11 @@ def entries_page(
         for index, (position, entry) in enumerate(picked, start=1)
         if entry is None or index == whole
     ]
-    wholes = {}
+    wholes: dict[int, dict[str, Any]] = {}
     if read_whole:
         found = ImpactScenarioEntry.objects.filter(report_id=report_id, position__in=read_whole)
         wholes = dict(found.values_list("position", "entry"))
-    shown = [wholes.get(position, entry) for position, entry in picked]
+    shown = [wholes.get(position) or entry for position, entry in picked]
     return EntriesPage(
         entries=shown, number=number, count=count, has_next=start + len(shown) < count
     )
