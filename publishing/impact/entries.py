@@ -137,7 +137,7 @@ def entries_page(
     if read_whole:
         found = ImpactScenarioEntry.objects.filter(report_id=report_id, position__in=read_whole)
         wholes = dict(found.values_list("position", "entry"))
-    shown = [wholes.get(position) or entry for position, entry in picked]
+    shown = [wholes[position] if position in wholes else entry for position, entry in picked]
     return EntriesPage(
         entries=shown, number=number, count=count, has_next=start + len(shown) < count
     )
