@@ -137,7 +137,11 @@ def entries_page(
     if read_whole:
         found = ImpactScenarioEntry.objects.filter(report_id=report_id, position__in=read_whole)
         wholes = dict(found.values_list("position", "entry"))
-    shown = [wholes[position] if position in wholes else entry for position, entry in picked]
+    shown: list[dict[str, Any]] = []
+    for position, entry in picked:
+        read = wholes.get(position, entry)
+        assert read is not None  # a row without `listed` is read whole
+        shown.append(read)
     return EntriesPage(
         entries=shown, number=number, count=count, has_next=start + len(shown) < count
     )
