@@ -113,13 +113,13 @@ def entries_page(
     but the one at index `whole` (from 1, the scenario whose every compile is shown) and
     those stored before `listed` was, read whole in one more query."""
     rows = ImpactScenarioEntry.objects.filter(report_id=report_id)
-    filtered = False
     if proposition:
-        rows, filtered = rows.filter(propositions__contains=f"|{proposition}|"), True
+        rows = rows.filter(propositions__contains=f"|{proposition}|")
     if kind in CHANGE_KINDS:
-        rows, filtered = rows.filter(**{f"{kind}__gt": 0}), True
+        rows = rows.filter(**{f"{kind}__gt": 0})
     if changed_only:
-        rows, filtered = rows.filter(changed=True), True
+        rows = rows.filter(changed=True)
+    filtered = bool(proposition) or kind in CHANGE_KINDS or changed_only
     count = rows.count() if filtered or total is None else total
     number = max(1, number)
     start = (number - 1) * ENTRIES_PER_PAGE

@@ -64,22 +64,23 @@ def _render_impact_once(
         problems: list[str] = []
     except ContractInvalid as exc:
         report, problems = None, [f"{p.where}: {p.msg}" for p in exc.problems]
+    part = request.GET.get("part") if request.htmx else None
+    base: dict[str, Any] = {"decision_type": version.decision_type, "version": version}
+    if part == "findings" and report is not None:
+        # The new findings, asked for as their list is opened (no scenario read).
+        return render(request, "contracts/impact.html#findings", {**base, "report": report})
     shown = _scenarios_page(request, report)
-    if request.htmx and request.GET.get("part") == "compiles" and shown["scenarios_page"]:
+    if part == "compiles" and shown["scenarios_page"]:
         # One scenario's every compile that changes, asked for as its reader opens it.
         opened = [s for s in shown["scenarios_shown"] if s["compiles_shown"]]
-        part: dict[str, Any] = {"decision_type": version.decision_type, "version": version}
-        if opened:
-            part["scenario"] = opened[0]
-        return render(request, "contracts/impact.html#compiles", part)
-    if request.htmx and request.GET.get("part") == "findings" and report is not None:
-        # The new findings, asked for as their list is opened.
-        part = {"decision_type": version.decision_type, "version": version, "report": report}
-        return render(request, "contracts/impact.html#findings", part)
-    if request.htmx and request.GET.get("part") == "scenarios":
+        return render(
+            request,
+            "contracts/impact.html#compiles",
+            {**base, "scenario": opened[0]} if opened else base,
+        )
+    if part == "scenarios":
         # Another page of scenarios (or another filter): the list alone, nothing else read.
-        context = {"decision_type": version.decision_type, "version": version, **shown}
-        return render(request, "contracts/impact.html#scenarios", context)
+        return render(request, "contracts/impact.html#scenarios", {**base, **shown})
     # No request compiles the report: while the worker computes it the page says so (and
     # what the report is doing) and polls; the answer that brings the report, or its
     # failure, stops the polling (286).
